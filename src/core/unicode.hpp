@@ -1,0 +1,31 @@
+// Unicode properties for the tokenizer, from tables generated out of the Unicode 15.0.0
+// Character Database (tools/gen_unicode.py -> unicode_data.inc). Fixed at build time, never
+// taken from the system's ICU: an OS upgrade must not change stored fingerprints.
+#pragma once
+#include "core/no_postgres.hpp"
+
+#include <cstdint>
+
+namespace simhash::unicode {
+
+enum class CharClass : std::uint8_t {
+  Separator = 0,  // ends a token and is dropped: Z*, P*, Sm, Sc, Sk, C*, unassigned
+  Word = 1,       // letter or digit of a space-delimited script
+  Unspaced = 2,   // letter or digit of a script written without spaces; So symbols (emoji)
+  Mark = 3,       // Mn, Mc, Me: attaches to the preceding token
+  Ignorable = 4,  // Default_Ignorable_Code_Point: dropped without ending a token
+};
+
+struct CodePointInfo {
+  CharClass cls;         // class of this code point (before mapping)
+  std::uint8_t ccc;      // canonical combining class
+  std::uint8_t map_len;  // code points in the normalized mapping; 0: maps to itself
+  const char32_t* map;   // the mapping (compatibility decomposition + full case folding)
+};
+
+// Properties of cp; values above 0x10FFFF are Separators.
+CodePointInfo lookup(char32_t cp) noexcept;
+
+inline constexpr const char* kUnicodeVersion = "15.0.0";
+
+}  // namespace simhash::unicode

@@ -1,0 +1,81 @@
+#include "core/unicode.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+namespace simhash::unicode {
+namespace {
+
+std::u32string mapped(char32_t cp) {
+  const CodePointInfo i = lookup(cp);
+  if (i.map_len == 0) return std::u32string(1, cp);
+  return std::u32string(i.map, i.map_len);
+}
+
+TEST(Unicode, CaseFoldingAndCompatibilityMappings) {
+  EXPECT_EQ(mapped(U'A'), U"a");
+  EXPECT_EQ(mapped(0x00DF), U"ss");                  // ß
+  EXPECT_EQ(mapped(0x00E9), U"e\u0301");             // é -> e + combining acute
+  EXPECT_EQ(mapped(0xFF26), U"f");                   // fullwidth F
+  EXPECT_EQ(mapped(0xFB01), U"fi");                  // ligature
+  EXPECT_EQ(mapped(0x2460), U"1");                   // circled digit one
+  EXPECT_EQ(mapped(0xFF76), U"\u30AB");              // halfwidth katakana KA
+  EXPECT_EQ(mapped(0x304C), U"\u304B\u3099");        // が
+  EXPECT_EQ(mapped(0x03C2), U"\u03C3");              // final sigma
+  EXPECT_EQ(mapped(0x0130), U"i\u0307");             // I with dot above
+  EXPECT_EQ(mapped(0x0416), U"\u0436");              // Ж -> ж
+  EXPECT_EQ(mapped(0xD55C), U"\uD55C");              // Hangul syllables stay composed
+}
+
+TEST(Unicode, Classes) {
+  EXPECT_EQ(lookup(0xFF26).cls, CharClass::Word);
+  EXPECT_EQ(lookup(0x4E2D).cls, CharClass::Unspaced);  // 中
+  EXPECT_EQ(lookup(0x0E01).cls, CharClass::Unspaced);  // Thai KO KAI
+  EXPECT_EQ(lookup(0x0E34).cls, CharClass::Mark);      // Thai vowel sign
+  EXPECT_EQ(lookup(0x3005).cls, CharClass::Unspaced);  // 々
+  EXPECT_EQ(lookup(0x30FC).cls, CharClass::Unspaced);  // ー (Common, scx Hira Kana)
+  EXPECT_EQ(lookup(0xFF76).cls, CharClass::Unspaced);
+  EXPECT_EQ(lookup(0xD55C).cls, CharClass::Word);      // Hangul uses spaces
+  EXPECT_EQ(lookup(0x1F600).cls, CharClass::Unspaced); // 😀 (So)
+  EXPECT_EQ(lookup(0x3099).cls, CharClass::Mark);
+  EXPECT_EQ(lookup(0x3099).ccc, 8);
+  EXPECT_EQ(lookup(0x0301).ccc, 230);
+  EXPECT_EQ(lookup(0x0323).ccc, 220);
+  for (char32_t cp : {0x00AD, 0x200D, 0x200B, 0xFE0F}) {
+    EXPECT_EQ(lookup(cp).cls, CharClass::Ignorable) << std::hex << cp;
+    EXPECT_EQ(lookup(cp).map_len, 0);
+  }
+  for (char32_t cp : {0x00A0, 0x3000, 0x005F, 0xE000, 0x10FFFF, 0x110000, 0xD800, 0x20AC}) {
+    EXPECT_EQ(lookup(cp).cls, CharClass::Separator) << std::hex << cp;
+  }
+}
+
+TEST(Unicode, AsciiRule) {
+  for (char32_t c = 0; c < 128; ++c) {
+    const bool upper = c >= 'A' && c <= 'Z';
+    const bool word = upper || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    EXPECT_EQ(lookup(c).cls, word ? CharClass::Word : CharClass::Separator) << c;
+    EXPECT_EQ(mapped(c), std::u32string(1, upper ? c + 32 : c)) << c;
+  }
+}
+
+TEST(Unicode, MappingsAreFixpoints) {
+  unsigned longest = 0;
+  for (char32_t cp = 0; cp <= 0x10FFFF; ++cp) {
+    const CodePointInfo i = lookup(cp);
+    if (i.map_len == 0) continue;
+    EXPECT_NE(i.cls, CharClass::Ignorable);
+    longest = std::max<unsigned>(longest, i.map_len);
+    for (unsigned k = 0; k < i.map_len; ++k) {
+      const CodePointInfo o = lookup(i.map[k]);
+      ASSERT_EQ(o.map_len, 0) << std::hex << cp;
+      ASSERT_NE(o.cls, CharClass::Ignorable) << std::hex << cp;
+    }
+  }
+  EXPECT_EQ(longest, 18u);  // U+FDFA ARABIC LIGATURE SALLALLAHOU ALAYHE WASALLAM
+}
+
+}  // namespace
+}  // namespace simhash::unicode
