@@ -1,0 +1,99 @@
+// Text -> 64-bit SimHash fingerprint.
+//
+//   text --Tokenizer--> tokens --XXH3--> token hashes --shingle of n--> feature hashes
+//        --BitCounter (weight 1 per occurrence = term frequency)--> fingerprint
+//
+// A token's hash is XXH3-64 (seed kSeed) of its UTF-8 bytes. A feature is n consecutive
+// tokens; for n = 1 its hash is the token hash, otherwise combine() of the n token hashes in
+// text order. A text with fewer than n tokens but at least one has a single feature made of
+// all its tokens. A text without tokens has no fingerprint.
+//
+// Everything here is part of the on-disk format of stored fingerprints: the tokenizer
+// (tokenizer.hpp), the Unicode tables, the seed, the way hashes combine and the tie rule
+// (bit 0 when a counter is exactly zero). Golden-value tests freeze it.
+#pragma once
+#include "core/no_postgres.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "core/bit_counter.hpp"
+#include "core/mix.hpp"
+#include "core/tokenizer.hpp"
+
+namespace simhash {
+
+inline constexpr std::uint64_t kSeed = 0x53494d4841534831ULL;  // "SIMHASH1"
+inline constexpr int kMaxShingle = 8;
+
+// The defaults are those of simhash(text), chosen with bench/eval_defaults.cpp (README,
+// "Choosing the defaults"): word bigrams, and for unspaced scripts character bigrams (each
+// character a token, two tokens a feature).
+struct Options {
+  int shingle = 2;  // tokens per feature, 1..kMaxShingle
+  bool cjk_bigrams = false;  // true: neighbouring unspaced characters pair up as tokens
+};
+
+// Throws std::invalid_argument naming the allowed range when an option is out of range.
+void validate(const Options& options);
+
+std::uint64_t hash_bytes(const void* data, std::size_t len) noexcept;
+
+// Order-sensitive hash of a sequence of (already random) 64-bit hashes: each step mixes the
+// next hash in with a multiplication and a shift, and the MurmurHash3 64-bit finalizer
+// avalanches the result. Cheaper than hashing the bytes again, and just as well spread.
+inline std::uint64_t combine(const std::uint64_t* hashes, unsigned n) noexcept {
+  std::uint64_t acc = kSeed;
+  for (unsigned i = 0; i < n; ++i) {
+    acc = (acc ^ hashes[i]) * 0x9E3779B97F4A7C15ULL;
+    acc ^= acc >> 32;
+  }
+  return mix64(acc);
+}
+
+namespace detail {
+// Token hashes -> shingled feature hashes -> bit counter.
+class FeatureSink {
+ public:
+  explicit FeatureSink(int shingle) noexcept : n_(static_cast<unsigned>(shingle)) {}
+  void token(const unsigned char* bytes, std::size_t len) noexcept;
+  // Adds the short feature of a text with fewer than n tokens.
+  void finish() noexcept;
+  BitCounter& counter() noexcept { return counter_; }
+
+ private:
+  std::uint64_t window_[kMaxShingle] = {};  // last n token hashes, oldest first
+  std::uint64_t tokens_ = 0;
+  unsigned n_;
+  BitCounter counter_;
+};
+}  // namespace detail
+
+// Streaming fingerprint of one text. Trivially copyable, never allocates.
+class Fingerprinter {
+ public:
+  // Throws std::invalid_argument for invalid options.
+  explicit Fingerprinter(const Options& options = {});
+
+  void feed(const char* data, std::size_t size) noexcept { tokenizer_.feed(data, size, sink_); }
+  void feed(std::string_view chunk) noexcept { feed(chunk.data(), chunk.size()); }
+
+  // The fingerprint of everything fed, or nullopt when the text had no token.
+  // Call once.
+  std::optional<std::uint64_t> finish() noexcept;
+
+  // Number of features added (valid after finish()).
+  std::uint64_t features() const noexcept { return features_; }
+
+ private:
+  detail::FeatureSink sink_;
+  Tokenizer<detail::FeatureSink> tokenizer_;
+  std::uint64_t features_ = 0;
+};
+
+// One-shot convenience.
+std::optional<std::uint64_t> fingerprint(std::string_view text, const Options& options = {});
+
+}  // namespace simhash

@@ -1,0 +1,14 @@
+// Hamming distance between two 64-bit fingerprints.
+#pragma once
+#include "core/no_postgres.hpp"
+
+#include <cstdint>
+
+namespace simhash {
+
+// Number of bit positions in which a and b differ (0..64).
+inline int hamming(std::uint64_t a, std::uint64_t b) noexcept {
+  return __builtin_popcountll(a ^ b);
+}
+
+}  // namespace simhash
