@@ -1,0 +1,99 @@
+// The C ABI: catches everything, reports through status codes and caller-owned buffers.
+#include "capi/simhash_capi.h"
+
+#include <cstring>
+#include <exception>
+#include <new>
+#include <stdexcept>
+#include <type_traits>
+
+#include "core/fingerprint.hpp"
+#include "core/hamming.hpp"
+
+namespace {
+
+using simhash::Fingerprinter;
+
+static_assert(std::is_trivially_copyable_v<Fingerprinter>,
+              "the state lives in caller memory and must not own resources");
+static_assert(sizeof(Fingerprinter) <= sizeof(simhash_state), "simhash_state is too small");
+static_assert(alignof(Fingerprinter) <= alignof(simhash_state), "simhash_state is underaligned");
+
+void set_error(char* errbuf, std::size_t errcap, const char* message) noexcept {
+  if (errbuf == nullptr || errcap == 0) return;
+  std::size_t n = std::strlen(message);
+  if (n >= errcap) n = errcap - 1;
+  std::memcpy(errbuf, message, n);
+  errbuf[n] = '\0';
+}
+
+Fingerprinter* state_of(simhash_state* state) noexcept {
+  return std::launder(reinterpret_cast<Fingerprinter*>(state->words));
+}
+
+// Runs body, turning any exception into a status and a message.
+template <class Body>
+simhash_status guarded(char* errbuf, std::size_t errcap, Body&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::invalid_argument& e) {
+    set_error(errbuf, errcap, e.what());
+    return SIMHASH_INVALID_ARGUMENT;
+  } catch (const std::bad_alloc&) {
+    set_error(errbuf, errcap, "out of memory");
+    return SIMHASH_INTERNAL_ERROR;
+  } catch (const std::exception& e) {
+    set_error(errbuf, errcap, e.what());
+    return SIMHASH_INTERNAL_ERROR;
+  } catch (...) {
+    set_error(errbuf, errcap, "unknown C++ exception");
+    return SIMHASH_INTERNAL_ERROR;
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+void simhash_default_options(simhash_options* options) noexcept {
+  const simhash::Options defaults;
+  options->shingle = defaults.shingle;
+  options->cjk_bigrams = defaults.cjk_bigrams ? 1 : 0;
+}
+
+simhash_status simhash_begin(simhash_state* state, const simhash_options* options,
+                             char* errbuf, std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (state == nullptr || options == nullptr) throw std::invalid_argument("null argument");
+    simhash::Options o;
+    o.shingle = options->shingle;
+    o.cjk_bigrams = options->cjk_bigrams != 0;
+    new (state->words) Fingerprinter(o);
+    return SIMHASH_OK;
+  });
+}
+
+simhash_status simhash_feed(simhash_state* state, const char* data, std::size_t len,
+                            char* errbuf, std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (state == nullptr || (data == nullptr && len != 0))
+      throw std::invalid_argument("null argument");
+    if (len != 0) state_of(state)->feed(data, len);
+    return SIMHASH_OK;
+  });
+}
+
+simhash_status simhash_end(simhash_state* state, std::uint64_t* fingerprint, char* errbuf,
+                           std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (state == nullptr || fingerprint == nullptr) throw std::invalid_argument("null argument");
+    const auto fp = state_of(state)->finish();
+    if (!fp) return SIMHASH_NO_FEATURES;
+    *fingerprint = *fp;
+    return SIMHASH_OK;
+  });
+}
+
+int32_t simhash_hamming(std::uint64_t a, std::uint64_t b) noexcept { return simhash::hamming(a, b); }
+
+}  // extern "C"

@@ -1,0 +1,64 @@
+/*
+ * The C ABI between the C++ core and the PostgreSQL glue.
+ *
+ * Rules on both sides of this line:
+ *  - every function is noexcept: no C++ exception ever leaves it; failures come back as a
+ *    status code plus a message written into a buffer the caller owns (always
+ *    NUL-terminated when errcap > 0, truncated to fit);
+ *  - no heap memory crosses it: the caller owns every buffer and every state object;
+ *  - nothing here calls back into PostgreSQL, so no PostgreSQL longjmp can cross C++ frames.
+ */
+#ifndef SIMHASH_CAPI_H
+#define SIMHASH_CAPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define SIMHASH_NOEXCEPT noexcept
+extern "C" {
+#else
+#define SIMHASH_NOEXCEPT
+#endif
+
+typedef enum simhash_status {
+    SIMHASH_OK = 0,
+    SIMHASH_NO_FEATURES = 1, /* the text has no token: there is no fingerprint (SQL NULL) */
+    SIMHASH_INVALID_ARGUMENT = 2,
+    SIMHASH_INTERNAL_ERROR = 3
+} simhash_status;
+
+typedef struct simhash_options {
+    int32_t shingle;     /* tokens per feature */
+    int32_t cjk_bigrams; /* non-zero: neighbouring characters of unspaced scripts pair up */
+} simhash_options;
+
+/* Room for the core's streaming state; aligned for any scalar. */
+#define SIMHASH_STATE_WORDS 256
+typedef struct simhash_state {
+    uint64_t words[SIMHASH_STATE_WORDS];
+} simhash_state;
+
+/* The defaults of simhash(text). */
+void simhash_default_options(simhash_options *options) SIMHASH_NOEXCEPT;
+
+/* Starts a fingerprint of a text in *state. */
+simhash_status simhash_begin(simhash_state *state, const simhash_options *options,
+                             char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+
+/* Feeds the next chunk of UTF-8 text; chunks may be cut anywhere. */
+simhash_status simhash_feed(simhash_state *state, const char *data, size_t len,
+                            char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+
+/* Ends the text: SIMHASH_OK with *fingerprint set, or SIMHASH_NO_FEATURES. */
+simhash_status simhash_end(simhash_state *state, uint64_t *fingerprint,
+                           char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+
+/* Number of differing bits of two fingerprints (0..64). */
+int32_t simhash_hamming(uint64_t a, uint64_t b) SIMHASH_NOEXCEPT;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIMHASH_CAPI_H */
