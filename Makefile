@@ -1,0 +1,33 @@
+# PGXS build of the extension: the C glue plus the C++ core, linked into simhash.so.
+# The core is also built and unit-tested on its own by CMake (CMakeLists.txt).
+
+EXTENSION = simhash
+EXTVERSION = 0.1
+
+MODULE_big = simhash
+OBJS = \
+	src/pg/simhash_pg.o \
+	src/capi/simhash_capi.o \
+	src/core/fingerprint.o \
+	src/core/tokenizer.o \
+	src/core/unicode.o
+
+DATA = src/sql/simhash--$(EXTVERSION).sql
+
+REGRESS = simhash_basic simhash_text simhash_catalog
+REGRESS_OPTS = --inputdir=. --outputdir=.
+
+PG_CPPFLAGS = -I$(srcdir)/src
+PG_CXXFLAGS = -std=c++17 -O3 -fvisibility=hidden -fvisibility-inlines-hidden
+SHLIB_LINK = -lstdc++
+
+# No LLVM bitcode for JIT inlining: our functions are opaque calls into C++ anyway, and the
+# bitcode step would need clang++ with our C++ flags.
+override with_llvm = no
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# PGXS tracks no header dependencies: rebuild every object when a header changes.
+$(OBJS): $(wildcard src/core/*.hpp src/core/*.inc src/capi/*.h)

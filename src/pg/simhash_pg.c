@@ -1,0 +1,119 @@
+/*
+ * PostgreSQL glue: SQL-callable functions over the C ABI (src/capi/simhash_capi.h).
+ *
+ * Written in C so that no PostgreSQL error (a longjmp) can ever skip a C++ destructor: the
+ * C++ core is only reached through noexcept C functions that return a status, and errors
+ * are raised here, after those calls have returned.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+#include "capi/simhash_capi.h"
+
+PG_MODULE_MAGIC;
+
+/* Text is fed to the core in chunks of this size, with an interrupt check between them. */
+#define SIMHASH_CHUNK_BYTES (1024 * 1024)
+
+/* Raises the PostgreSQL error matching a failed C ABI call. */
+static void
+raise_status(simhash_status status, const char *message)
+{
+	if (status == SIMHASH_INVALID_ARGUMENT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash: %s", message)));
+	ereport(ERROR,
+			(errcode(ERRCODE_INTERNAL_ERROR),
+			 errmsg("simhash: internal error: %s", message)));
+}
+
+/*
+ * Fingerprints UTF-8 text in chunks; returns false when the text has no token.
+ * CHECK_FOR_INTERRUPTS runs between chunks, outside any C++ frame, so statement_timeout
+ * and cancel requests stop long inputs.
+ */
+static bool
+fingerprint_utf8(const char *data, size_t len, const simhash_options *options, uint64 *result)
+{
+	simhash_state state;
+	char		errbuf[256];
+	simhash_status status;
+	size_t		done = 0;
+
+	status = simhash_begin(&state, options, errbuf, sizeof(errbuf));
+	if (status != SIMHASH_OK)
+		raise_status(status, errbuf);
+	while (done < len)
+	{
+		size_t		n = Min(len - done, (size_t) SIMHASH_CHUNK_BYTES);
+
+		status = simhash_feed(&state, data + done, n, errbuf, sizeof(errbuf));
+		if (status != SIMHASH_OK)
+			raise_status(status, errbuf);
+		done += n;
+		CHECK_FOR_INTERRUPTS();
+	}
+	status = simhash_end(&state, result, errbuf, sizeof(errbuf));
+	if (status == SIMHASH_NO_FEATURES)
+		return false;
+	if (status != SIMHASH_OK)
+		raise_status(status, errbuf);
+	return true;
+}
+
+/*
+ * Fingerprint of a text value: converts from the database encoding to UTF-8 when they
+ * differ, so the same text gives the same fingerprint in every database. Under SQL_ASCII
+ * the bytes are taken as UTF-8 (invalid sequences separate tokens).
+ */
+static bool
+fingerprint_text(text *t, const simhash_options *options, uint64 *result)
+{
+	const char *data = VARDATA_ANY(t);
+	int			len = VARSIZE_ANY_EXHDR(t);
+	int			encoding = GetDatabaseEncoding();
+
+	if (encoding != PG_UTF8 && encoding != PG_SQL_ASCII)
+	{
+		const char *utf8 = pg_server_to_any(data, len, PG_UTF8);
+
+		if (utf8 != data)
+			len = strlen(utf8);
+		data = utf8;
+	}
+	return fingerprint_utf8(data, (size_t) len, options, result);
+}
+
+PG_FUNCTION_INFO_V1(simhash_text);
+
+/* simhash(text) -> bigint: the default fingerprint, NULL when the text has no token. */
+Datum
+simhash_text(PG_FUNCTION_ARGS)
+{
+	text	   *t = PG_GETARG_TEXT_PP(0);
+	simhash_options options;
+	uint64		fp;
+
+	simhash_default_options(&options);
+	if (!fingerprint_text(t, &options, &fp))
+		PG_RETURN_NULL();
+	/* The unsigned fingerprint's bits, reinterpreted as a two's complement bigint. */
+	PG_RETURN_INT64((int64) fp);
+}
+
+PG_FUNCTION_INFO_V1(simhash_hamming_int8);
+
+/* hamming(bigint, bigint) -> integer: number of differing bits, 0..64. */
+Datum
+simhash_hamming_int8(PG_FUNCTION_ARGS)
+{
+	uint64		a = (uint64) PG_GETARG_INT64(0);
+	uint64		b = (uint64) PG_GETARG_INT64(1);
+
+	PG_RETURN_INT32(simhash_hamming(a, b));
+}
