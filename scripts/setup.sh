@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Install everything the project needs on Debian 12, then build and install the extension.
+#
+# Usage: scripts/setup.sh [--no-build] [--no-install]
+#   --no-build    only install the Debian packages
+#   --no-install  build, but skip `make install` (which puts simhash.so into PostgreSQL)
+#
+# Works as root or as a user with sudo. Safe to run again: packages that are already
+# installed are not touched, and the builds are incremental.
+set -euo pipefail
+
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+build=1
+install=1
+for arg in "$@"; do
+    case ${arg} in
+        --no-build) build=0 ;;
+        --no-install) install=0 ;;
+        -h | --help)
+            sed -n '2,9s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+            exit 0
+            ;;
+        *) die "unknown argument: ${arg} (try --help)" ;;
+    esac
+done
+
+packages=(
+    # Compilers and build tools.
+    build-essential g++ make cmake pkg-config
+    # The server (for tests and the demo) and its headers plus PGXS (for the extension).
+    "postgresql-${PG_MAJOR}" "postgresql-server-dev-${PG_MAJOR}"
+    # Libraries: hashing, unit tests, benchmarks, MD5 for the evaluation's classic baseline.
+    libxxhash-dev libgtest-dev libbenchmark-dev libssl-dev
+    # Text for the demo and the evaluation (scripts/make_corpus.sh, scripts/copy_docs.pl).
+    perl man-db groff-base bsdextrautils
+    manpages manpages-zh manpages-ja manpages-de manpages-fr
+)
+need_packages "${packages[@]}"
+
+if [[ ${build} -eq 0 ]]; then
+    log "dependencies installed (--no-build: not building)"
+    exit 0
+fi
+
+cd "$(repo_root)"
+
+log "building the C++ core, tests and benchmarks (CMake, build/)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$(nproc)"
+
+log "building the extension (PGXS)"
+make PG_CONFIG="${PG_CONFIG}" -j"$(nproc)"
+
+if [[ ${install} -eq 1 ]]; then
+    log "installing the extension into PostgreSQL ${PG_MAJOR}"
+    as_root make PG_CONFIG="${PG_CONFIG}" install
+else
+    log "--no-install: not installing the extension"
+fi
+log "done"

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The project's one test command: installs what is missing, builds, and runs every test.
+#
+# Usage: scripts/test.sh
+#
+# Stages, in order (each runs even when an earlier one failed, so the summary is whole):
+#   setup          scripts/setup.sh: packages, Release build (build/), extension install
+#   ctest-release  the C++ unit tests of the Release build
+#   ctest-asan     a Debug build with AddressSanitizer + UBSan (build-asan/) and its tests
+#   pg_regress     `make installcheck` against a throwaway PostgreSQL cluster
+#
+# Ends with the line "N passed, N failed" counting the three test stages, and exits
+# non-zero when any of them, or the setup, failed.
+set -euo pipefail
+
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=scripts/pgcluster.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pgcluster.sh"
+
+cd "$(repo_root)"
+trap pgcluster_stop EXIT
+
+jobs=$(nproc)
+passed=0
+failed=0
+setup_ok=1
+summary=()
+
+# record NAME STATUS SECONDS : count a test stage's result and remember it for the summary.
+record() {
+    local name=$1 status=$2 seconds=$3
+    if [[ ${status} -eq 0 ]]; then
+        passed=$((passed + 1))
+        summary+=("PASS  ${name} (${seconds} s)")
+    else
+        failed=$((failed + 1))
+        summary+=("FAIL  ${name} (${seconds} s)")
+    fi
+}
+
+# run_stage NAME FUNCTION : run a test stage and record it. The stage functions chain
+# their steps with && (errexit is off in a function called before `||`), and return
+# non-zero on failure.
+run_stage() {
+    local name=$1 fn=$2 start=${SECONDS} status=0
+    log "===== ${name}"
+    "${fn}" || status=$?
+    record "${name}" "${status}" $((SECONDS - start))
+    [[ ${status} -eq 0 ]] || log "===== ${name} FAILED (status ${status})"
+}
+
+stage_ctest_release() {
+    ctest --test-dir build --output-on-failure --no-tests=error -j"${jobs}"
+}
+
+stage_ctest_asan() {
+    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSIMHASH_SANITIZE=ON &&
+        cmake --build build-asan -j"${jobs}" &&
+        ctest --test-dir build-asan --output-on-failure --no-tests=error -j"${jobs}"
+}
+
+stage_pg_regress() {
+    local status=0
+    pgcluster_start || return 1
+    make PG_CONFIG="${PG_CONFIG}" installcheck || status=$?
+    if [[ ${status} -ne 0 ]]; then
+        if [[ -f regression.diffs ]]; then
+            log "regression.diffs:"
+            cat regression.diffs >&2
+        fi
+        log "last lines of the server log:"
+        tail -n 40 "${PGCLUSTER_DIR}/server.log" >&2 || true
+    fi
+    pgcluster_stop
+    return "${status}"
+}
+
+# A stage that needs what setup builds or installs is failed, not run, when setup failed:
+# its result would be about stale or missing files.
+needs_setup() {
+    local name=$1 fn=$2
+    if [[ ${setup_ok} -eq 1 ]]; then
+        run_stage "${name}" "${fn}"
+    else
+        log "===== ${name}: not run, because the setup failed"
+        record "${name}" 1 0
+    fi
+}
+
+start=${SECONDS}
+log "===== setup"
+if scripts/setup.sh; then
+    summary+=("PASS  setup ($((SECONDS - start)) s)")
+else
+    setup_ok=0
+    summary+=("FAIL  setup ($((SECONDS - start)) s)")
+    log "===== setup FAILED"
+fi
+
+needs_setup ctest-release stage_ctest_release
+run_stage ctest-asan stage_ctest_asan
+needs_setup pg_regress stage_pg_regress
+
+printf '\n' >&2
+printf '%s\n' "${summary[@]}" >&2
+printf '%d passed, %d failed\n' "${passed}" "${failed}"
+[[ ${failed} -eq 0 && ${setup_ok} -eq 1 ]]
