@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The main job in miniature: fingerprint real text inside PostgreSQL and print its
+# near-duplicate groups.
+#
+# Usage: scripts/demo.sh [--k N] [PATH...]
+#   PATH   files or directories of text to load (default: every /usr/share/doc/*/copyright,
+#          hundreds of licences, many of them near-identical)
+#   --k N  largest Hamming distance that counts as a near duplicate (default 4)
+#
+# Installs what is missing and builds the extension (scripts/setup.sh), starts a throwaway
+# PostgreSQL cluster, loads the texts, prints the report (scripts/demo.sql) and stops the
+# cluster.
+set -euo pipefail
+
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=scripts/pgcluster.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pgcluster.sh"
+
+k=4
+paths=()
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --k) k=$2; shift 2 ;;
+        -h | --help) sed -n '2,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        *) paths+=("$1"); shift ;;
+    esac
+done
+[[ ${k} =~ ^[0-9]+$ && ${k} -le 64 ]] || die "--k takes a whole number from 0 to 64"
+
+root=$(repo_root)
+"${root}/scripts/setup.sh"
+
+pgcluster_start
+trap pgcluster_stop EXIT
+
+psql -X -q -v ON_ERROR_STOP=1 <<'SQL'
+CREATE EXTENSION simhash;
+CREATE TABLE docs (
+    id   bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name text NOT NULL,
+    body text NOT NULL,
+    fp   bigint GENERATED ALWAYS AS (simhash(body)) STORED
+);
+SQL
+
+list_files() {
+    if [[ ${#paths[@]} -eq 0 ]]; then
+        find /usr/share/doc -mindepth 2 -maxdepth 2 -name copyright -type f
+    else
+        find "${paths[@]}" -type f
+    fi
+}
+log "loading and fingerprinting"
+start=${SECONDS}
+list_files | sort | perl "${root}/scripts/copy_docs.pl" |
+    psql -X -q -v ON_ERROR_STOP=1 -c '\copy docs(name, body) from stdin'
+log "loaded in $((SECONDS - start)) s"
+
+psql -X -q -v ON_ERROR_STOP=1 -v k="${k}" -f "${root}/scripts/demo.sql"
