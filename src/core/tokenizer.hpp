@@ -24,6 +24,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "core/unicode.hpp"
 #include "core/utf8.hpp"
 
@@ -40,7 +44,8 @@ namespace detail {
 
 template <std::size_t Cap>
 struct TokenBuffer {
-  unsigned char bytes[Cap];
+  // Cap bytes of token plus room for one 16-byte vector store past the end of a token.
+  unsigned char bytes[Cap + 16];
   std::uint16_t len;
   std::uint8_t last_ccc;  // combining class of the last code point appended
   bool reorder;           // marks were appended out of canonical order
@@ -62,6 +67,36 @@ struct TokenBuffer {
 // Puts every run of combining marks (non-zero combining class) of a UTF-8 buffer into
 // canonical order (stable sort by combining class), in place. The length does not change.
 void canonical_reorder(unsigned char* bytes, std::size_t len) noexcept;
+
+// Stores the 16 bytes at `in`, ASCII upper case letters lowered, at `out`, and returns how
+// many leading bytes are ASCII letters or digits (0..16). Reads and writes exactly 16 bytes.
+inline unsigned ascii_word_prefix16(const unsigned char* in, unsigned char* out) noexcept {
+#if defined(__SSE2__)
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
+  // Signed compares: bytes >= 0x80 are negative and fall outside every range.
+  const __m128i upper = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('A' - 1)),
+                                      _mm_cmplt_epi8(v, _mm_set1_epi8('Z' + 1)));
+  const __m128i lower = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('a' - 1)),
+                                      _mm_cmplt_epi8(v, _mm_set1_epi8('z' + 1)));
+  const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+                                      _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+  const unsigned word = static_cast<unsigned>(
+      _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(upper, lower), digit)));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
+                   _mm_add_epi8(v, _mm_and_si128(upper, _mm_set1_epi8(0x20))));
+  return static_cast<unsigned>(__builtin_ctz(~word | 0x10000U));
+#else
+  unsigned n = 16;
+  for (unsigned i = 0; i < 16; ++i) {
+    const unsigned char c = in[i];
+    const bool upper = c >= 'A' && c <= 'Z';
+    const bool word = upper || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (!word && n == 16) n = i;
+    out[i] = static_cast<unsigned char>(upper ? c + 32 : c);
+  }
+  return n;
+#endif
+}
 
 // Class and lower case of each ASCII byte, consistent with unicode::lookup.
 struct AsciiTable {
@@ -104,9 +139,24 @@ class Tokenizer {
           ++p;
           continue;
         }
-        // Hot path: a run of ASCII letters and digits, copied in lower case.
+        // Hot path: a run of ASCII letters and digits, copied in lower case, 16 bytes at a
+        // time while a whole vector is left, then byte by byte (which also does the cut at
+        // kMaxTokenBytes).
         if (word_.len == 0) end_run(sink);
         unsigned len = word_.len;
+        while (end - p >= 16) {
+          const unsigned n = detail::ascii_word_prefix16(p, word_.bytes + len);
+          if (len + n > kMaxTokenBytes) break;
+          len += n;
+          p += n;
+          if (n < 16) break;
+        }
+        if (p == end || *p >= 0x80 || detail::kAscii.cls[*p] != unicode::CharClass::Word) {
+          word_.len = static_cast<std::uint16_t>(len);
+          word_.last_ccc = 0;
+          continue;
+        }
+        c = *p;
         do {
           if (len == kMaxTokenBytes) {
             word_.len = static_cast<std::uint16_t>(len);

@@ -57,6 +57,16 @@ inline std::vector<std::string> tricky_texts() {
       "bad \xff\xfe utf8 \xe4\xb8 trunc \xed\xa0\x80 surrogate \xc0\xaf overlong \xf4\x90\x80\x80",
       "\xe4\xb8",  // truncated at the very end
       std::string(300, 'x') + " long",
+      // ASCII words of every length around the 16-byte vector and the 128-byte cut, mixed
+      // case, next to non-ASCII letters that continue a word
+      [] {
+        std::string t;
+        for (int n = 1; n <= 140; ++n) {
+          for (int i = 0; i < n; ++i) t += static_cast<char>((i % 3 == 0 ? 'A' : 'a') + (n + i) % 26);
+          t += n % 5 == 0 ? "\xc3\xa9" : n % 7 == 0 ? "9," : " ";
+        }
+        return t;
+      }(),
       "x" + std::string(200, '\xcc') + "end",
   };
 }
