@@ -9,13 +9,17 @@ void canonical_reorder(unsigned char* bytes, std::size_t len) noexcept {
   char32_t cps[kMaxTokenBytes];
   std::uint8_t ccc[kMaxTokenBytes];
   std::size_t n = 0;
-  for (std::size_t i = 0; i < len && n < kMaxTokenBytes;) {
+  // The buffer holds only UTF-8 the tokenizer wrote itself, so every sequence is valid.
+  for (std::size_t i = 0; i < len && n < kMaxTokenBytes; ++n) {
     const unsigned k = utf8::sequence_length(bytes[i]);
-    cps[n] = utf8::decode(bytes + i, k == 0 ? 1 : k);
-    ccc[n] = k <= 1 ? 0 : unicode::lookup(cps[n]).ccc;
-    if (k <= 1) cps[n] = bytes[i];
-    ++n;
-    i += k == 0 ? 1 : k;
+    if (k == 1) {
+      cps[n] = bytes[i];
+      ccc[n] = 0;
+    } else {
+      cps[n] = utf8::decode(bytes + i, k);
+      ccc[n] = unicode::lookup(cps[n]).ccc;
+    }
+    i += k;
   }
   // Stable insertion sort of each run of non-zero classes (runs are short).
   for (std::size_t i = 1; i < n; ++i) {
