@@ -25,6 +25,8 @@ inline bool is_continuation(unsigned char b) noexcept { return (b & 0xC0) == 0x8
 inline char32_t decode(const unsigned char* s, unsigned len) noexcept {
   char32_t cp;
   switch (len) {
+    case 1:
+      return s[0];
     case 2:
       return (char32_t(s[0] & 0x1F) << 6) | (s[1] & 0x3F);
     case 3:

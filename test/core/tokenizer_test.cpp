@@ -112,3 +112,55 @@ TEST(Tokenizer, ChunkingAnywhereGivesTheSameTokens) {
 
 }  // namespace
 }  // namespace simhash
+
+namespace simhash {
+namespace {
+
+// Random byte soup built from pieces of valid and broken UTF-8: the tokenizer must never
+// read or write out of bounds (the ASan build runs this too), every token must be valid
+// UTF-8 within the size limit, and chunking must not change the tokens.
+TEST(Tokenizer, RandomBytesAreSafeAndChunkingInvariant) {
+  const std::vector<std::string> pieces = {
+      "a", "Z", "9", " ", ",", "\n", "\xc3\xa9", "\xcc\x81", "\xe4\xb8\xad", "\xe3\x82\x99",
+      "\xf0\x9f\x98\x80", "\xef\xb8\x8f", "\xc2\xad", "\xff", "\x80", "\xe4", "\xe4\xb8",
+      "\xed\xa0\x80", "\xc0\xaf", "\xf4\x90\x80\x80", "\xef\xac\x81", "\xe0\xb8\xb4",
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij"};
+  std::mt19937_64 rng(99);
+  for (int round = 0; round < 2000; ++round) {
+    std::string text;
+    const std::size_t n = rng() % 120;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (rng() % 8 == 0) {
+        text += static_cast<char>(rng() & 0xFF);
+      } else {
+        text += pieces[rng() % pieces.size()];
+      }
+    }
+    const std::vector<std::string> whole = test::tokenize(text);
+    for (const std::string& t : whole) {
+      ASSERT_FALSE(t.empty());
+      ASSERT_LE(t.size(), 2 * kMaxUnitBytes);
+      std::size_t i = 0;
+      while (i < t.size()) {
+        const unsigned k = utf8::sequence_length(static_cast<unsigned char>(t[i]));
+        ASSERT_NE(k, 0u);
+        ASSERT_LE(i + k, t.size());
+        const char32_t cp = utf8::decode(reinterpret_cast<const unsigned char*>(t.data() + i), k);
+        if (k > 1) {
+          ASSERT_LE(cp, 0x10FFFFu);
+        }
+        i += k;
+      }
+    }
+    test::CollectingSink sink;
+    Tokenizer<test::CollectingSink> tok;
+    for (auto chunk : test::random_chunks(text, rng, 1 + round % 23)) {
+      tok.feed(chunk.data(), chunk.size(), sink);
+    }
+    tok.finish(sink);
+    ASSERT_EQ(sink.tokens, whole) << round;
+  }
+}
+
+}  // namespace
+}  // namespace simhash
