@@ -31,6 +31,12 @@ void FeatureSink::token(const unsigned char* bytes, std::size_t len) noexcept {
     counter_.add(h);
     return;
   }
+  if (n_ == 2) {  // the default, unrolled: same result as the general case below
+    window_[0] = window_[1];
+    window_[1] = h;
+    if (tokens_ >= 2) counter_.add(combine(window_, 2));
+    return;
+  }
   for (unsigned i = 0; i + 1 < n_; ++i) window_[i] = window_[i + 1];
   window_[n_ - 1] = h;
   if (tokens_ >= n_) counter_.add(combine(window_, n_));
