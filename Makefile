@@ -14,7 +14,7 @@ OBJS = \
 
 DATA = src/sql/simhash--$(EXTVERSION).sql
 
-REGRESS = simhash_basic simhash_text simhash_catalog
+REGRESS = simhash_basic simhash_text simhash_usage simhash_catalog
 REGRESS_OPTS = --inputdir=. --outputdir=.
 
 PG_CPPFLAGS = -I$(srcdir)/src
