@@ -1,0 +1,134 @@
+#include "core/near_pairs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "core/hamming.hpp"
+
+namespace simhash {
+
+namespace {
+
+void combinations_of(int m, int r, std::vector<int>& current, int start,
+                     std::vector<std::vector<int>>& out) {
+  if (static_cast<int>(current.size()) == r) {
+    out.push_back(current);
+    return;
+  }
+  for (int b = start; b < m; ++b) {
+    current.push_back(b);
+    combinations_of(m, r, current, b + 1, out);
+    current.pop_back();
+  }
+}
+
+double binomial(int m, int r) {
+  double c = 1;
+  for (int i = 1; i <= r; ++i) c = c * (m - r + i) / i;
+  return c;
+}
+
+void check_k(int k) {
+  if (k < 0 || k > kMaxPairDistance) {
+    throw std::invalid_argument("max_distance must be between 0 and " +
+                                std::to_string(kMaxPairDistance) + ", got " + std::to_string(k));
+  }
+}
+
+}  // namespace
+
+PairLayout make_pair_layout(int k, int agree) {
+  check_k(k);
+  if (agree < 1 || k + agree > 64) {
+    throw std::invalid_argument("agreeing blocks must be between 1 and " + std::to_string(64 - k));
+  }
+  PairLayout l;
+  l.k = k;
+  l.agree = agree;
+  l.blocks = k + agree;
+  for (int i = 0; i < l.blocks; ++i) {
+    const int lo = 64 * i / l.blocks;
+    const int hi = 64 * (i + 1) / l.blocks;
+    const std::uint64_t mask =
+        (hi - lo == 64) ? ~std::uint64_t{0} : (((std::uint64_t{1} << (hi - lo)) - 1) << lo);
+    l.block_masks.push_back(mask);
+  }
+  std::vector<int> current;
+  combinations_of(l.blocks, agree, current, 0, l.combinations);
+  return l;
+}
+
+PairLayout choose_pair_layout(std::size_t n, int k) {
+  check_k(k);
+  // Cost of one table: sorting n keys plus the comparisons inside groups of equal keys,
+  // n^2 / 2^key_bits / 2 for random fingerprints. Keys narrower than 64 bits, few tables.
+  int best_r = 1;
+  double best_cost = 0;
+  const double dn = static_cast<double>(std::max<std::size_t>(n, 2));
+  for (int r = 1; r <= 64 - k && r <= 8; ++r) {
+    const int m = k + r;
+    const double tables = binomial(m, r);
+    if (tables > 5000) break;
+    const double key_bits = 64.0 * r / m;
+    const double per_table = dn * std::log2(dn) + dn * dn / std::pow(2.0, key_bits) / 2;
+    const double cost = tables * per_table;
+    if (r == 1 || cost < best_cost) {
+      best_cost = cost;
+      best_r = r;
+    }
+  }
+  return make_pair_layout(k, best_r);
+}
+
+void for_each_near_pair(const std::uint64_t* fps, std::size_t n, const PairLayout& layout,
+                        const std::function<void(std::size_t, std::size_t, int)>& emit) {
+  if (n < 2) return;
+  const int m = layout.blocks;
+  const int r = layout.agree;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed(n);
+  if (n > UINT32_MAX) throw std::invalid_argument("too many fingerprints for one call");
+
+  for (std::size_t t = 0; t < layout.combinations.size(); ++t) {
+    const std::vector<int>& combo = layout.combinations[t];
+    std::uint64_t key_mask = 0;
+    for (int b : combo) key_mask |= layout.block_masks[b];
+    for (std::size_t i = 0; i < n; ++i) keyed[i] = {fps[i] & key_mask, static_cast<std::uint32_t>(i)};
+    std::sort(keyed.begin(), keyed.end());
+
+    for (std::size_t lo = 0; lo < n;) {
+      std::size_t hi = lo + 1;
+      while (hi < n && keyed[hi].first == keyed[lo].first) ++hi;
+      for (std::size_t a = lo; a < hi; ++a) {
+        const std::uint64_t fa = fps[keyed[a].second];
+        for (std::size_t b = a + 1; b < hi; ++b) {
+          const std::uint64_t fb = fps[keyed[b].second];
+          const int d = hamming(fa, fb);
+          if (d > layout.k) continue;
+          // Report only from the first table (in lexicographic order) whose blocks all
+          // agree: the first r agreeing blocks of the pair.
+          const std::uint64_t diff = fa ^ fb;
+          bool first = true;
+          int found = 0;
+          for (int blk = 0; blk < m && found < r; ++blk) {
+            if ((diff & layout.block_masks[blk]) != 0) continue;
+            if (blk != combo[found]) {
+              first = false;
+              break;
+            }
+            ++found;
+          }
+          if (!first) continue;
+          std::size_t i = keyed[a].second, j = keyed[b].second;
+          if (i > j) std::swap(i, j);
+          emit(i, j, d);
+        }
+      }
+      lo = hi;
+    }
+  }
+}
+
+}  // namespace simhash
