@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -83,50 +84,104 @@ PairLayout choose_pair_layout(std::size_t n, int k) {
   return make_pair_layout(k, best_r);
 }
 
+namespace {
+
+// Compares every pair inside one group of fingerprints sharing a table's key, and emits
+// those within k bits whose first agreeing table is this one.
+void compare_group(const std::uint64_t* fps, const std::uint32_t* members, std::size_t count,
+                   const PairLayout& layout, const std::vector<int>& combo,
+                   const std::function<void(std::size_t, std::size_t, int)>& emit) {
+  const int m = layout.blocks;
+  const int r = layout.agree;
+  for (std::size_t a = 0; a < count; ++a) {
+    const std::uint64_t fa = fps[members[a]];
+    for (std::size_t b = a + 1; b < count; ++b) {
+      const std::uint64_t fb = fps[members[b]];
+      const int d = hamming(fa, fb);
+      if (d > layout.k) continue;
+      // Report only from the first table (in lexicographic order) whose blocks all agree:
+      // the one made of the pair's first r agreeing blocks.
+      const std::uint64_t diff = fa ^ fb;
+      bool first = true;
+      int found = 0;
+      for (int blk = 0; blk < m && found < r; ++blk) {
+        if ((diff & layout.block_masks[blk]) != 0) continue;
+        if (blk != combo[found]) {
+          first = false;
+          break;
+        }
+        ++found;
+      }
+      if (!first) continue;
+      std::size_t i = members[a], j = members[b];
+      if (i > j) std::swap(i, j);
+      emit(i, j, d);
+    }
+  }
+}
+
+// Keys up to this many bits are bucketed by a counting sort, wider ones sorted.
+constexpr int kCountingSortBits = 24;
+
+}  // namespace
+
 void for_each_near_pair(const std::uint64_t* fps, std::size_t n, const PairLayout& layout,
                         const std::function<void(std::size_t, std::size_t, int)>& emit) {
   if (n < 2) return;
-  const int m = layout.blocks;
-  const int r = layout.agree;
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed(n);
   if (n > UINT32_MAX) throw std::invalid_argument("too many fingerprints for one call");
+  std::vector<std::uint64_t> keys(n);
+  std::vector<std::uint32_t> order(n);
+  std::vector<std::uint32_t> counts;
 
-  for (std::size_t t = 0; t < layout.combinations.size(); ++t) {
-    const std::vector<int>& combo = layout.combinations[t];
+  for (const std::vector<int>& combo : layout.combinations) {
+    // The table's key: its blocks' bits packed together.
+    // Blocks are contiguous bit ranges in ascending order, so each block moves down by
+    // the bits skipped below it; with one block the key is a single shift.
+    int width = 0;
     std::uint64_t key_mask = 0;
-    for (int b : combo) key_mask |= layout.block_masks[b];
-    for (std::size_t i = 0; i < n; ++i) keyed[i] = {fps[i] & key_mask, static_cast<std::uint32_t>(i)};
-    std::sort(keyed.begin(), keyed.end());
-
-    for (std::size_t lo = 0; lo < n;) {
-      std::size_t hi = lo + 1;
-      while (hi < n && keyed[hi].first == keyed[lo].first) ++hi;
-      for (std::size_t a = lo; a < hi; ++a) {
-        const std::uint64_t fa = fps[keyed[a].second];
-        for (std::size_t b = a + 1; b < hi; ++b) {
-          const std::uint64_t fb = fps[keyed[b].second];
-          const int d = hamming(fa, fb);
-          if (d > layout.k) continue;
-          // Report only from the first table (in lexicographic order) whose blocks all
-          // agree: the first r agreeing blocks of the pair.
-          const std::uint64_t diff = fa ^ fb;
-          bool first = true;
-          int found = 0;
-          for (int blk = 0; blk < m && found < r; ++blk) {
-            if ((diff & layout.block_masks[blk]) != 0) continue;
-            if (blk != combo[found]) {
-              first = false;
-              break;
-            }
-            ++found;
-          }
-          if (!first) continue;
-          std::size_t i = keyed[a].second, j = keyed[b].second;
-          if (i > j) std::swap(i, j);
-          emit(i, j, d);
+    for (int b : combo) {
+      width += __builtin_popcountll(layout.block_masks[b]);
+      key_mask |= layout.block_masks[b];
+    }
+    if (combo.size() == 1) {
+      const int shift = __builtin_ctzll(key_mask);
+      for (std::size_t i = 0; i < n; ++i) keys[i] = (fps[i] & key_mask) >> shift;
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {
+        std::uint64_t key = 0;
+        int out = 0;
+        for (int b : combo) {
+          const std::uint64_t mask = layout.block_masks[b];
+          key |= ((fps[i] & mask) >> __builtin_ctzll(mask)) << out;
+          out += __builtin_popcountll(mask);
         }
+        keys[i] = key;
       }
-      lo = hi;
+    }
+
+    if (width <= kCountingSortBits) {
+      const std::size_t buckets = std::size_t{1} << width;
+      counts.assign(buckets + 1, 0);
+      for (std::size_t i = 0; i < n; ++i) ++counts[keys[i] + 1];
+      for (std::size_t b = 0; b < buckets; ++b) counts[b + 1] += counts[b];
+      // counts[b] is now where bucket b starts; fill, then walk the buckets.
+      std::vector<std::uint32_t> next(counts.begin(), counts.end() - 1);
+      for (std::size_t i = 0; i < n; ++i) order[next[keys[i]]++] = static_cast<std::uint32_t>(i);
+      for (std::size_t b = 0; b < buckets; ++b) {
+        const std::size_t size = counts[b + 1] - counts[b];
+        if (size > 1) compare_group(fps, order.data() + counts[b], size, layout, combo, emit);
+      }
+    } else {
+      std::iota(order.begin(), order.end(), std::uint32_t{0});
+      std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return keys[a] < keys[b] || (keys[a] == keys[b] && a < b);
+      });
+      for (std::size_t lo = 0; lo < n;) {
+        std::size_t hi = lo + 1;
+        while (hi < n && keys[order[hi]] == keys[order[lo]]) ++hi;
+        if (hi - lo > 1) compare_group(fps, order.data() + lo, hi - lo, layout, combo, emit);
+        lo = hi;
+      }
     }
   }
 }
