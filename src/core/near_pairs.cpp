@@ -120,7 +120,7 @@ void compare_group(const std::uint64_t* fps, const std::uint32_t* members, std::
   }
 }
 
-// Keys up to this many bits are bucketed by a counting sort, wider ones sorted.
+// Keys up to this many bits may be bucketed by a counting sort; wider ones are sorted.
 constexpr int kCountingSortBits = 24;
 
 }  // namespace
@@ -159,7 +159,9 @@ void for_each_near_pair(const std::uint64_t* fps, std::size_t n, const PairLayou
       }
     }
 
-    if (width <= kCountingSortBits) {
+    // A counting sort pays for every bucket: only when there are not many more buckets
+    // than fingerprints.
+    if (width <= kCountingSortBits && (std::size_t{1} << width) <= 4 * n + 65536) {
       const std::size_t buckets = std::size_t{1} << width;
       counts.assign(buckets + 1, 0);
       for (std::size_t i = 0; i < n; ++i) ++counts[keys[i] + 1];
