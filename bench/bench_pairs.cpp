@@ -2,11 +2,13 @@
 // near duplicates at 1..3 bits, for k = 3, 6, 8; prints the layout chosen, pairs found and
 // seconds, with a brute-force pass over a sample as the baseline measured in the same run.
 //
-//   build/bench_pairs [n (default 1000000)]
+//   build/bench_pairs [n (default 1000000)] [k,k,... (default 3,6,8)]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "core/clusters.hpp"
@@ -43,7 +45,10 @@ int main(int argc, char** argv) {
   std::printf("n = %zu; brute force all pairs (extrapolated from %zu): %.1f s\n", n, sample, brute);
   std::printf("| k | blocks | agree | tables | pairs | pairs s | clusters s | vs brute force |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
-  for (int k : {3, 6, 8}) {
+  std::vector<int> ks;
+  std::stringstream list(argc > 2 ? argv[2] : "3,6,8");
+  for (std::string item; std::getline(list, item, ',');) ks.push_back(std::stoi(item));
+  for (int k : ks) {
     const simhash::PairLayout layout = simhash::choose_pair_layout(n, k);
     t0 = std::chrono::steady_clock::now();
     std::size_t pairs = 0;
