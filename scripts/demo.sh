@@ -29,7 +29,8 @@ done
 [[ ${k} =~ ^[0-9]+$ && ${k} -le 64 ]] || die "--k takes a whole number from 0 to 64"
 
 root=$(repo_root)
-"${root}/scripts/setup.sh"
+# Build chatter goes to stderr: stdout is the report.
+"${root}/scripts/setup.sh" >&2
 
 pgcluster_start
 trap pgcluster_stop EXIT
