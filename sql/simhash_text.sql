@@ -34,7 +34,8 @@ SELECT simhash('Unicode 😀 テスト test') IS NOT NULL AS mixed,
        simhash('😀👍🏽') IS NOT NULL AS emoji_only,
        simhash('❤️') = simhash('❤') AS variation_selector,
        simhash(U&'soft\00ADhyphen') = simhash('softhyphen') AS soft_hyphen,
-       simhash(U&'Z\0351\0358\0300a\0300\0301lgo') IS NOT NULL AS zalgo;
+       simhash(U&'Z\0351\0358\0300a\0300\0301lgo') IS NOT NULL AS zalgo,
+       simhash('signal ──────────── ■ → value') = simhash('signal value') AS box_drawing_ignored;
 
 -- a very long word and long texts
 SELECT simhash(repeat('x', 100000)) IS NOT NULL AS long_word,

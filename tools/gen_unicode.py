@@ -9,7 +9,9 @@ table generated once from a pinned UCD version and committed, never from the sys
 at run time. The script refuses any UCD other than the pinned version: regenerating from
 another one is a deliberate format change.
 
-Per code point it records: the class the tokenizer uses, the canonical combining class, and
+Per code point it records: the class the tokenizer uses (symbols count as tokens only when
+they are emoji: gc=So with Extended_Pictographic or Emoji_Presentation, so that lines of
+box-drawing characters in tables cannot outweigh the words of a document), the canonical combining class, and
 the normalized mapping = fixpoint of (full compatibility decomposition, full case folding).
 Hangul syllables are deliberately not decomposed.
 """
@@ -41,8 +43,10 @@ def check_version(ucd):
         head = read(ucd, name)[:200]
         if VERSION not in head:
             sys.exit(f"{name} is not Unicode {VERSION}: refusing to change the format")
-    if f"Version {VERSION}" not in read(ucd, "ReadMe.txt") and VERSION not in read(ucd, "ReadMe.txt"):
+    if VERSION not in read(ucd, "ReadMe.txt"):
         sys.exit(f"ReadMe.txt does not name Unicode {VERSION}")
+    if "Emoji Version " + VERSION.rsplit(".", 1)[0] not in read(ucd, "emoji/emoji-data.txt")[:600]:
+        sys.exit(f"emoji/emoji-data.txt is not Emoji {VERSION}: refusing to change the format")
 
 
 def ranges(text):
@@ -96,6 +100,12 @@ def main():
             for c in range(lo, hi + 1):
                 ignorable[c] = True
 
+    pictographic = [False] * MAX_CP
+    for lo, hi, fields in ranges(read(ucd, "emoji/emoji-data.txt")):
+        if fields[0] in ("Extended_Pictographic", "Emoji_Presentation"):
+            for c in range(lo, hi + 1):
+                pictographic[c] = True
+
     unspaced_script = [False] * MAX_CP
     for lo, hi, fields in ranges(read(ucd, "Scripts.txt")):
         if fields[0] in UNSPACED_SCRIPTS:
@@ -133,8 +143,8 @@ def main():
             return MARK
         if g[0] in "LN":
             return UNSPACED if unspaced_script[cp] else WORD
-        if g == "So":
-            return UNSPACED
+        if g == "So" and pictographic[cp]:
+            return UNSPACED  # emoji are words of their own; box drawing, arrows... are not
         return SEPARATOR
 
     records = {}   # (cls, ccc, offset, len) -> index

@@ -38,7 +38,12 @@ TEST(Unicode, Classes) {
   EXPECT_EQ(lookup(0x30FC).cls, CharClass::Unspaced);  // ー (Common, scx Hira Kana)
   EXPECT_EQ(lookup(0xFF76).cls, CharClass::Unspaced);
   EXPECT_EQ(lookup(0xD55C).cls, CharClass::Word);      // Hangul uses spaces
-  EXPECT_EQ(lookup(0x1F600).cls, CharClass::Unspaced); // 😀 (So)
+  EXPECT_EQ(lookup(0x1F600).cls, CharClass::Unspaced); // 😀 (So, emoji)
+  EXPECT_EQ(lookup(0x2764).cls, CharClass::Unspaced);  // ❤ (So, Extended_Pictographic)
+  EXPECT_EQ(lookup(0x1F1EF).cls, CharClass::Unspaced); // regional indicator J (flags)
+  EXPECT_EQ(lookup(0x2500).cls, CharClass::Separator); // ─ box drawing (So, not emoji)
+  EXPECT_EQ(lookup(0x2192).cls, CharClass::Separator); // → (Sm)
+  EXPECT_EQ(lookup(0x25A0).cls, CharClass::Separator); // ■ (So, not emoji)
   EXPECT_EQ(lookup(0x3099).cls, CharClass::Mark);
   EXPECT_EQ(lookup(0x3099).ccc, 8);
   EXPECT_EQ(lookup(0x0301).ccc, 230);
