@@ -31,7 +31,15 @@ void FeatureSink::token(const unsigned char* bytes, std::size_t len) noexcept {
     counter_.add(h);
     return;
   }
-  if (n_ == 2) {  // the default, unrolled: same result as the general case below
+  // The common sizes unrolled: same result as the general case below.
+  if (n_ == 3) {
+    window_[0] = window_[1];
+    window_[1] = window_[2];
+    window_[2] = h;
+    if (tokens_ >= 3) counter_.add(combine(window_, 3));
+    return;
+  }
+  if (n_ == 2) {
     window_[0] = window_[1];
     window_[1] = h;
     if (tokens_ >= 2) counter_.add(combine(window_, 2));

@@ -29,10 +29,10 @@ inline constexpr std::uint64_t kSeed = 0x53494d4841534831ULL;  // "SIMHASH1"
 inline constexpr int kMaxShingle = 8;
 
 // The defaults are those of simhash(text), chosen with bench/eval_defaults.cpp (README,
-// "Choosing the defaults"): word bigrams, and for unspaced scripts character bigrams (each
-// character a token, two tokens a feature).
+// "Choosing the defaults"): word trigrams, and for unspaced scripts character trigrams (each
+// character a token, three tokens a feature).
 struct Options {
-  int shingle = 2;  // tokens per feature, 1..kMaxShingle
+  int shingle = 3;  // tokens per feature, 1..kMaxShingle
   bool cjk_bigrams = false;  // true: neighbouring unspaced characters pair up as tokens
 };
 
