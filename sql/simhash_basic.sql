@@ -11,7 +11,8 @@ SELECT simhash(NULL) IS NULL AS null_text,
 -- index bucket
 SELECT simhash('') IS NULL AS empty,
        simhash(E' \t\n ') IS NULL AS whitespace,
-       simhash('... !!! -- $ + =') IS NULL AS punctuation;
+       simhash('... !!! -- $ + =') IS NULL AS punctuation,
+       simhash('──── → ■') IS NULL AS symbols_only;
 
 -- short texts get distinct fingerprints, not a shared constant
 SELECT count(DISTINCT simhash(w)) AS distinct_fps, count(*) AS words

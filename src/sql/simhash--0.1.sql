@@ -7,7 +7,7 @@ CREATE FUNCTION simhash(text) RETURNS bigint
     LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION simhash(text) IS
-'64-bit SimHash fingerprint of a text (word trigrams, CJK character trigrams, Unicode 15.0 case folding and compatibility decomposition, term-frequency weights, XXH3); NULL when the text has no letter, digit or symbol';
+'64-bit SimHash fingerprint of a text (word trigrams, CJK character trigrams, Unicode 15.0 case folding and compatibility decomposition, term-frequency weights, XXH3); NULL when the text has no letter, digit or emoji';
 
 CREATE FUNCTION hamming(bigint, bigint) RETURNS integer
     AS 'MODULE_PATHNAME', 'simhash_hamming_int8'
