@@ -6,8 +6,11 @@
 # Provides: log, die, as_root, need_packages, repo_root, and PG_BIN / PG_CONFIG.
 
 # The PostgreSQL major version the extension is built for, and where Debian puts it.
+# SIMHASH_PG_BIN may point at another installation's bin directory (for instance a private,
+# relocated copy made by scripts/pg_private_copy.sh, so that several checkouts can install
+# and test their own builds side by side without root).
 PG_MAJOR=15
-PG_BIN=/usr/lib/postgresql/${PG_MAJOR}/bin
+PG_BIN=${SIMHASH_PG_BIN:-/usr/lib/postgresql/${PG_MAJOR}/bin}
 # shellcheck disable=SC2034  # used by the scripts that source this file
 PG_CONFIG=${PG_BIN}/pg_config
 
