@@ -2,7 +2,7 @@
 # The core is also built and unit-tested on its own by CMake (CMakeLists.txt).
 
 EXTENSION = simhash
-EXTVERSION = 0.1
+EXTVERSION = 0.2
 
 MODULE_big = simhash
 OBJS = \
@@ -12,9 +12,19 @@ OBJS = \
 	src/core/tokenizer.o \
 	src/core/unicode.o
 
-DATA = src/sql/simhash--$(EXTVERSION).sql
+# 0.1 is frozen; CREATE EXTENSION installs it and then runs the update scripts.
+DATA = \
+	src/sql/simhash--0.1.sql \
+	src/sql/simhash--0.1--0.2.sql
 
-REGRESS = simhash_basic simhash_text simhash_usage simhash_catalog
+# pg_regress files (sql/NAME.sql, expected/NAME.out), run in this order in one database;
+# simhash_basic creates the extension.
+REGRESS = \
+	simhash_basic \
+	simhash_text \
+	simhash_usage \
+	simhash_upgrade \
+	simhash_catalog
 REGRESS_OPTS = --inputdir=. --outputdir=.
 
 PG_CPPFLAGS = -I$(srcdir)/src
