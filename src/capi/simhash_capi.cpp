@@ -1,54 +1,26 @@
 // The C ABI: catches everything, reports through status codes and caller-owned buffers.
 #include "capi/simhash_capi.h"
 
-#include <cstring>
-#include <exception>
 #include <new>
 #include <stdexcept>
 #include <type_traits>
 
+#include "capi/guard.hpp"
 #include "core/fingerprint.hpp"
 #include "core/hamming.hpp"
 
 namespace {
 
 using simhash::Fingerprinter;
+using simhash::capi::guarded;
 
 static_assert(std::is_trivially_copyable_v<Fingerprinter>,
               "the state lives in caller memory and must not own resources");
 static_assert(sizeof(Fingerprinter) <= sizeof(simhash_state), "simhash_state is too small");
 static_assert(alignof(Fingerprinter) <= alignof(simhash_state), "simhash_state is underaligned");
 
-void set_error(char* errbuf, std::size_t errcap, const char* message) noexcept {
-  if (errbuf == nullptr || errcap == 0) return;
-  std::size_t n = std::strlen(message);
-  if (n >= errcap) n = errcap - 1;
-  std::memcpy(errbuf, message, n);
-  errbuf[n] = '\0';
-}
-
 Fingerprinter* state_of(simhash_state* state) noexcept {
   return std::launder(reinterpret_cast<Fingerprinter*>(state->words));
-}
-
-// Runs body, turning any exception into a status and a message.
-template <class Body>
-simhash_status guarded(char* errbuf, std::size_t errcap, Body&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::invalid_argument& e) {
-    set_error(errbuf, errcap, e.what());
-    return SIMHASH_INVALID_ARGUMENT;
-  } catch (const std::bad_alloc&) {
-    set_error(errbuf, errcap, "out of memory");
-    return SIMHASH_INTERNAL_ERROR;
-  } catch (const std::exception& e) {
-    set_error(errbuf, errcap, e.what());
-    return SIMHASH_INTERNAL_ERROR;
-  } catch (...) {
-    set_error(errbuf, errcap, "unknown C++ exception");
-    return SIMHASH_INTERNAL_ERROR;
-  }
 }
 
 }  // namespace

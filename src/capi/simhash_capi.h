@@ -24,8 +24,9 @@ extern "C" {
 typedef enum simhash_status {
     SIMHASH_OK = 0,
     SIMHASH_NO_FEATURES = 1, /* the text has no token: there is no fingerprint (SQL NULL) */
-    SIMHASH_INVALID_ARGUMENT = 2,
-    SIMHASH_INTERNAL_ERROR = 3
+    SIMHASH_INVALID_ARGUMENT = 2, /* a caller's mistake: SQLSTATE 22023 */
+    SIMHASH_INTERNAL_ERROR = 3,   /* a bug: SQLSTATE XX000 */
+    SIMHASH_OUT_OF_MEMORY = 4     /* std::bad_alloc: SQLSTATE 53200 */
 } simhash_status;
 
 typedef struct simhash_options {

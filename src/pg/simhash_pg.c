@@ -12,21 +12,21 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "capi/simhash_capi.h"
+#include "pg/simhash_pg.h"
 
 PG_MODULE_MAGIC;
 
-/* Text is fed to the core in chunks of this size, with an interrupt check between them. */
-#define SIMHASH_CHUNK_BYTES (1024 * 1024)
-
-/* Raises the PostgreSQL error matching a failed C ABI call. */
-static void
-raise_status(simhash_status status, const char *message)
+void
+simhash_raise_status(simhash_status status, const char *message)
 {
 	if (status == SIMHASH_INVALID_ARGUMENT)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("simhash: %s", message)));
+	if (status == SIMHASH_OUT_OF_MEMORY)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("simhash: out of memory")));
 	ereport(ERROR,
 			(errcode(ERRCODE_INTERNAL_ERROR),
 			 errmsg("simhash: internal error: %s", message)));
@@ -41,20 +41,20 @@ static bool
 fingerprint_utf8(const char *data, size_t len, const simhash_options *options, uint64 *result)
 {
 	simhash_state state;
-	char		errbuf[256];
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
 	simhash_status status;
 	size_t		done = 0;
 
 	status = simhash_begin(&state, options, errbuf, sizeof(errbuf));
 	if (status != SIMHASH_OK)
-		raise_status(status, errbuf);
+		simhash_raise_status(status, errbuf);
 	while (done < len)
 	{
 		size_t		n = Min(len - done, (size_t) SIMHASH_CHUNK_BYTES);
 
 		status = simhash_feed(&state, data + done, n, errbuf, sizeof(errbuf));
 		if (status != SIMHASH_OK)
-			raise_status(status, errbuf);
+			simhash_raise_status(status, errbuf);
 		done += n;
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -62,17 +62,17 @@ fingerprint_utf8(const char *data, size_t len, const simhash_options *options, u
 	if (status == SIMHASH_NO_FEATURES)
 		return false;
 	if (status != SIMHASH_OK)
-		raise_status(status, errbuf);
+		simhash_raise_status(status, errbuf);
 	return true;
 }
 
 /*
- * Fingerprint of a text value: converts from the database encoding to UTF-8 when they
- * differ, so the same text gives the same fingerprint in every database. Under SQL_ASCII
- * the bytes are taken as UTF-8 (invalid sequences separate tokens).
+ * Converts from the database encoding to UTF-8 when they differ, so the same text gives
+ * the same fingerprint in every database. Under SQL_ASCII the bytes are taken as UTF-8
+ * (invalid sequences separate tokens).
  */
-static bool
-fingerprint_text(text *t, const simhash_options *options, uint64 *result)
+bool
+simhash_fingerprint_text(text *t, const simhash_options *options, uint64 *result)
 {
 	const char *data = VARDATA_ANY(t);
 	int			len = VARSIZE_ANY_EXHDR(t);
@@ -100,7 +100,7 @@ simhash_text(PG_FUNCTION_ARGS)
 	uint64		fp;
 
 	simhash_default_options(&options);
-	if (!fingerprint_text(t, &options, &fp))
+	if (!simhash_fingerprint_text(t, &options, &fp))
 		PG_RETURN_NULL();
 	/* The unsigned fingerprint's bits, reinterpreted as a two's complement bigint. */
 	PG_RETURN_INT64((int64) fp);

@@ -1,0 +1,48 @@
+// The one exception guard of the C ABI: every extern "C" function runs its body through
+// guarded(), so no C++ exception ever crosses into C, and a failure becomes a status code
+// plus a message in the caller's buffer.
+#pragma once
+#include "core/no_postgres.hpp"
+
+#include <cstddef>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <stdexcept>
+
+#include "capi/simhash_capi.h"
+
+namespace simhash::capi {
+
+// Copies message into errbuf, truncated to fit and NUL-terminated (nothing when errcap is 0).
+inline void set_error(char* errbuf, std::size_t errcap, const char* message) noexcept {
+  if (errbuf == nullptr || errcap == 0) return;
+  std::size_t n = std::strlen(message);
+  if (n >= errcap) n = errcap - 1;
+  std::memcpy(errbuf, message, n);
+  errbuf[n] = '\0';
+}
+
+// Runs body (which returns a simhash_status), turning any exception into a status and a
+// message: std::invalid_argument is the caller's mistake, std::bad_alloc is out of memory,
+// anything else is an internal error.
+template <class Body>
+simhash_status guarded(char* errbuf, std::size_t errcap, Body&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::invalid_argument& e) {
+    set_error(errbuf, errcap, e.what());
+    return SIMHASH_INVALID_ARGUMENT;
+  } catch (const std::bad_alloc&) {
+    set_error(errbuf, errcap, "out of memory");
+    return SIMHASH_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    set_error(errbuf, errcap, e.what());
+    return SIMHASH_INTERNAL_ERROR;
+  } catch (...) {
+    set_error(errbuf, errcap, "unknown C++ exception");
+    return SIMHASH_INTERNAL_ERROR;
+  }
+}
+
+}  // namespace simhash::capi

@@ -1,0 +1,32 @@
+/*
+ * Shared declarations of the PostgreSQL glue (the C files in src/pg). Each feature has its own file;
+ * they all reach the C++ core only through the C ABI (src/capi), and raise PostgreSQL
+ * errors only after a C ABI call has returned.
+ */
+#ifndef SIMHASH_PG_H
+#define SIMHASH_PG_H
+
+#include "postgres.h"
+
+#include "capi/simhash_capi.h"
+
+/* Text is fed to the core in chunks of this size, with an interrupt check between them. */
+#define SIMHASH_CHUNK_BYTES (1024 * 1024)
+
+/* Room for a C ABI error message. */
+#define SIMHASH_ERRBUF_SIZE 256
+
+/*
+ * Raises the PostgreSQL error matching a failed C ABI call: SIMHASH_INVALID_ARGUMENT
+ * becomes SQLSTATE 22023 (invalid_parameter_value), SIMHASH_OUT_OF_MEMORY 53200, anything
+ * else XX000 (internal_error).
+ */
+extern void simhash_raise_status(simhash_status status, const char *message) pg_attribute_noreturn();
+
+/*
+ * Fingerprint of a text value (any database encoding) with the given options; false when
+ * the text has no feature (SQL NULL). Cancellable between 1 MB chunks.
+ */
+extern bool simhash_fingerprint_text(text *t, const simhash_options *options, uint64 *result);
+
+#endif							/* SIMHASH_PG_H */
