@@ -8,9 +8,12 @@ MODULE_big = simhash
 OBJS = \
 	src/pg/simhash_pg.o \
 	src/capi/simhash_capi.o \
+	src/capi/options_capi.o \
 	src/core/fingerprint.o \
+	src/core/text_options.o \
 	src/core/tokenizer.o \
-	src/core/unicode.o
+	src/core/unicode.o \
+	src/core/weighted.o
 
 # 0.1 is frozen; CREATE EXTENSION installs it and then runs the update scripts.
 DATA = \
