@@ -7,6 +7,7 @@ EXTVERSION = 0.2
 MODULE_big = simhash
 OBJS = \
 	src/pg/simhash_pg.o \
+	src/pg/options.o \
 	src/capi/simhash_capi.o \
 	src/capi/options_capi.o \
 	src/core/fingerprint.o \
@@ -27,6 +28,7 @@ REGRESS = \
 	simhash_text \
 	simhash_usage \
 	simhash_upgrade \
+	simhash_options \
 	simhash_catalog
 REGRESS_OPTS = --inputdir=. --outputdir=.
 

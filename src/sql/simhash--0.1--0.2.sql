@@ -5,6 +5,29 @@
 
 -- == Fingerprint options, weights, IDF and conversions (issue 3) ==========================
 
+-- Fingerprints with options. simhash(text) of 0.1 stays as it is (users' indexes and
+-- generated columns depend on it), so the tokenizer is a required argument here: a second
+-- simhash(text, ...) whose other arguments all had defaults would make simhash(text)
+-- ambiguous. n = 0 means the tokenizer's default (3 for 'word', 5 for 'char'); a real
+-- default rather than NULL keeps the function STRICT. simhash(body, 'word') = simhash(body).
+CREATE FUNCTION simhash(body text, tokenizer text, n integer DEFAULT 0,
+                        weighting text DEFAULT 'tf', min_features integer DEFAULT 1)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'simhash_text_with_options'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION simhash(text, text, integer, text, integer) IS
+'64-bit SimHash fingerprint with options: tokenizer ''word'' (words; each character a token in Chinese, Japanese, Thai...) or ''char'' (normalized characters, across words), n tokens per feature (0: 3 for word, 5 for char), weighting ''tf'', ''binary'' or ''log'', NULL below min_features features; simhash(body, ''word'') = simhash(body)';
+
+CREATE FUNCTION simhash_features(body text, tokenizer text DEFAULT 'word', n integer DEFAULT 0,
+                                 OUT feature bigint, OUT count bigint)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'simhash_features_of_text'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 100;
+
+COMMENT ON FUNCTION simhash_features(text, text, integer) IS
+'the distinct features (64-bit hashes of n-token shingles) of a text with the given tokenizer and n, and how often each occurs';
+
 
 -- == Near-duplicate search: block keys, simhash_near, index layouts (issue 4) ============
 
