@@ -7,6 +7,7 @@ EXTVERSION = 0.2
 MODULE_big = simhash
 OBJS = \
 	src/pg/simhash_pg.o \
+	src/pg/features.o \
 	src/pg/options.o \
 	src/capi/simhash_capi.o \
 	src/capi/options_capi.o \
@@ -29,6 +30,7 @@ REGRESS = \
 	simhash_usage \
 	simhash_upgrade \
 	simhash_options \
+	simhash_features \
 	simhash_catalog
 REGRESS_OPTS = --inputdir=. --outputdir=.
 

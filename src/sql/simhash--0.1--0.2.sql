@@ -28,6 +28,24 @@ CREATE FUNCTION simhash_features(body text, tokenizer text DEFAULT 'word', n int
 COMMENT ON FUNCTION simhash_features(text, text, integer) IS
 'the distinct features (64-bit hashes of n-token shingles) of a text with the given tokenizer and n, and how often each occurs';
 
+-- Caller-supplied features, hashed as given (no normalization).
+CREATE FUNCTION simhash(features text[], min_features integer DEFAULT 1)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'simhash_feature_array'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION simhash(text[], integer) IS
+'64-bit SimHash fingerprint of caller-supplied features (hashed as given, each occurrence weight 1); NULL below min_features features';
+
+CREATE FUNCTION simhash(features text[], weights double precision[],
+                        min_features integer DEFAULT 1)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'simhash_weighted_feature_array'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION simhash(text[], double precision[], integer) IS
+'64-bit SimHash fingerprint of caller-supplied features (hashed as given) with weights (finite, >= 0; 0 leaves a feature out); NULL below min_features features of positive weight';
+
 
 -- == Near-duplicate search: block keys, simhash_near, index layouts (issue 4) ============
 
