@@ -9,6 +9,7 @@ OBJS = \
 	src/pg/simhash_pg.o \
 	src/pg/features.o \
 	src/pg/options.o \
+	src/pg/tsvector.o \
 	src/capi/simhash_capi.o \
 	src/capi/options_capi.o \
 	src/core/fingerprint.o \
@@ -31,6 +32,7 @@ REGRESS = \
 	simhash_upgrade \
 	simhash_options \
 	simhash_features \
+	simhash_tsvector \
 	simhash_catalog
 REGRESS_OPTS = --inputdir=. --outputdir=.
 

@@ -46,6 +46,16 @@ CREATE FUNCTION simhash(features text[], weights double precision[],
 COMMENT ON FUNCTION simhash(text[], double precision[], integer) IS
 '64-bit SimHash fingerprint of caller-supplied features (hashed as given) with weights (finite, >= 0; 0 leaves a feature out); NULL below min_features features of positive weight';
 
+-- PostgreSQL text search as the tokenizer.
+CREATE FUNCTION simhash(lexemes tsvector, n integer DEFAULT 0, weighting text DEFAULT 'tf',
+                        min_features integer DEFAULT 1)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'simhash_tsvector'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION simhash(tsvector, integer, text, integer) IS
+'64-bit SimHash fingerprint of a tsvector: lexemes in position order, n per feature (0: 3), weighting ''tf'', ''binary'' or ''log''; a tsvector without positions is a bag of lexemes; NULL below min_features features';
+
 
 -- == Near-duplicate search: block keys, simhash_near, index layouts (issue 4) ============
 
