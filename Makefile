@@ -8,6 +8,7 @@ MODULE_big = simhash
 OBJS = \
 	src/pg/simhash_pg.o \
 	src/pg/features.o \
+	src/pg/idf.o \
 	src/pg/options.o \
 	src/pg/tsvector.o \
 	src/capi/simhash_capi.o \
@@ -33,6 +34,7 @@ REGRESS = \
 	simhash_options \
 	simhash_features \
 	simhash_tsvector \
+	simhash_idf \
 	simhash_catalog
 REGRESS_OPTS = --inputdir=. --outputdir=.
 

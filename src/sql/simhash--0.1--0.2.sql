@@ -56,6 +56,54 @@ CREATE FUNCTION simhash(lexemes tsvector, n integer DEFAULT 0, weighting text DE
 COMMENT ON FUNCTION simhash(tsvector, integer, text, integer) IS
 '64-bit SimHash fingerprint of a tsvector: lexemes in position order, n per feature (0: 3), weighting ''tf'', ''binary'' or ''log''; a tsvector without positions is a bag of lexemes; NULL below min_features features';
 
+-- Document frequencies into a table the user owns:
+--   CREATE TABLE docs_df AS SELECT * FROM simhash_df('SELECT body FROM docs');
+-- The query's first column is the text. One pass over it; the counting is PostgreSQL's
+-- own aggregation, which spills to disk beyond work_mem. docs (the same on every row) is
+-- the number of documents with at least one feature. VOLATILE: it runs any query.
+CREATE FUNCTION simhash_df(query text, tokenizer text DEFAULT 'word', n integer DEFAULT 0,
+                           min_df bigint DEFAULT 1)
+    RETURNS TABLE (feature bigint, df bigint, docs bigint)
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    AS $fn$
+BEGIN
+    IF min_df OPERATOR(pg_catalog.<) 1 THEN
+        RAISE EXCEPTION 'simhash: min_df must be at least 1, got %', min_df
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- Check the options before running the query.
+    PERFORM @extschema@.simhash_features('', tokenizer, n);
+    RETURN QUERY EXECUTE pg_catalog.format(
+        $q$SELECT c.feature, c.df, c.docs
+           FROM (SELECT g.feature, g.df,
+                        (pg_catalog.sum(g.firsts) OVER ())::pg_catalog.int8 AS docs
+                 FROM (SELECT f.feature, pg_catalog.count(*) AS df,
+                              pg_catalog.count(*) FILTER (WHERE f.ord OPERATOR(pg_catalog.=) 1) AS firsts
+                       FROM (%s) AS q (body)
+                       CROSS JOIN LATERAL @extschema@.simhash_features(q.body, $1, $2)
+                            WITH ORDINALITY AS f (feature, count, ord)
+                       GROUP BY f.feature) AS g) AS c
+           WHERE c.df OPERATOR(pg_catalog.>=) $3$q$,
+        query)
+        USING tokenizer, n, min_df;
+END
+$fn$;
+
+COMMENT ON FUNCTION simhash_df(text, text, integer, bigint) IS
+'document frequencies of the features of the texts a query returns (first column), for simhash_tfidf(): feature, number of documents it occurs in (df >= min_df), number of documents with a feature (docs); use as CREATE TABLE t AS SELECT * FROM simhash_df(''SELECT body FROM docs'')';
+
+-- TF-IDF fingerprints. Reading a table makes it STABLE (not usable in indexes or generated
+-- columns; store the result with UPDATE, INSERT ... SELECT or a trigger) and PARALLEL
+-- RESTRICTED (the table may be temporary, and each worker would load it again).
+CREATE FUNCTION simhash_tfidf(body text, df regclass, tokenizer text DEFAULT 'word',
+                              n integer DEFAULT 0, min_features integer DEFAULT 1)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'simhash_tfidf_text'
+    LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION simhash_tfidf(text, regclass, text, integer, integer) IS
+'64-bit SimHash fingerprint with TF-IDF weights from a document frequency table (feature, df, docs; see simhash_df), read once per statement; STABLE: stored fingerprints are not recomputed when the table changes';
+
 
 -- == Near-duplicate search: block keys, simhash_near, index layouts (issue 4) ============
 
