@@ -7,6 +7,7 @@ EXTVERSION = 0.2
 MODULE_big = simhash
 OBJS = \
 	src/pg/simhash_pg.o \
+	src/pg/convert.o \
 	src/pg/features.o \
 	src/pg/idf.o \
 	src/pg/options.o \
@@ -35,6 +36,7 @@ REGRESS = \
 	simhash_features \
 	simhash_tsvector \
 	simhash_idf \
+	simhash_convert \
 	simhash_catalog
 REGRESS_OPTS = --inputdir=. --outputdir=.
 

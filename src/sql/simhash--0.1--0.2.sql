@@ -104,6 +104,44 @@ CREATE FUNCTION simhash_tfidf(body text, df regclass, tokenizer text DEFAULT 'wo
 COMMENT ON FUNCTION simhash_tfidf(text, regclass, text, integer, integer) IS
 '64-bit SimHash fingerprint with TF-IDF weights from a document frequency table (feature, df, docs; see simhash_df), read once per statement; STABLE: stored fingerprints are not recomputed when the table changes';
 
+-- Similarity and conversions. bigint is signed: the unsigned fingerprint is stored by two's
+-- complement. bigint::bit(64) and bit(64)::bigint are built in and keep the bits.
+CREATE FUNCTION simhash_similarity(bigint, bigint) RETURNS double precision
+    AS 'MODULE_PATHNAME', 'simhash_similarity_int8'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+COMMENT ON FUNCTION simhash_similarity(bigint, bigint) IS
+'share of equal bits of two 64-bit fingerprints, 1 - hamming(a, b) / 64 (0..1)';
+
+CREATE FUNCTION simhash_to_hex(bigint) RETURNS text
+    AS 'MODULE_PATHNAME', 'simhash_to_hex_int8'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+COMMENT ON FUNCTION simhash_to_hex(bigint) IS
+'the unsigned fingerprint as 16 lower-case hexadecimal digits, zero-padded (to_hex() drops leading zeros)';
+
+CREATE FUNCTION simhash_from_hex(text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'simhash_from_hex_text'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION simhash_from_hex(text) IS
+'a fingerprint from 1 to 16 hexadecimal digits (optionally after 0x), as stored in bigint (two''s complement); inverse of simhash_to_hex';
+
+CREATE FUNCTION simhash_to_numeric(bigint) RETURNS numeric
+    AS 'MODULE_PATHNAME', 'simhash_to_numeric_int8'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+COMMENT ON FUNCTION simhash_to_numeric(bigint) IS
+'the unsigned value of a fingerprint, 0 .. 18446744073709551615, as other SimHash libraries print it';
+
+CREATE FUNCTION simhash_from_numeric(numeric) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'simhash_from_numeric_numeric'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION simhash_from_numeric(numeric) IS
+'a fingerprint from its unsigned value (an integer 0 .. 18446744073709551615), as stored in bigint (two''s complement); inverse of simhash_to_numeric';
+
+
 
 -- == Near-duplicate search: block keys, simhash_near, index layouts (issue 4) ============
 
