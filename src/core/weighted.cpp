@@ -118,15 +118,68 @@ void WeightedCounter::add(std::uint64_t hash, std::uint64_t weight, std::uint64_
   ++features_;
 }
 
+void WeightedCounter::flush() noexcept {
+  for (unsigned k = 0; k < 8; ++k) {
+    for (unsigned j = 0; j < 8; ++j) ones_[8 * k + j] += ((lanes_[k] >> (8 * j)) & 0xFFU) * unit_weight_;
+    lanes_[k] = 0;
+  }
+  total_ += pending_ * unit_weight_;
+  pending_ = 0;
+}
+
 std::uint64_t WeightedCounter::fingerprint() const noexcept {
-  const std::uint64_t ties = mix64(tie_sum_);
+  WeightedCounter all = *this;  // flushing must not change this object
+  all.flush();
+  const std::uint64_t ties = mix64(all.tie_sum_);
   std::uint64_t fp = 0;
   for (unsigned i = 0; i < 64; ++i) {
     const std::uint64_t bit = std::uint64_t{1} << i;
-    const std::uint64_t twice = 2 * ones_[i];
-    if (twice > total_ || (twice == total_ && (ties & bit) != 0)) fp |= bit;
+    const std::uint64_t twice = 2 * all.ones_[i];
+    if (twice > all.total_ || (twice == all.total_ && (ties & bit) != 0)) fp |= bit;
   }
   return fp;
+}
+
+namespace {
+
+void radix_sort(std::uint64_t* a, std::size_t n, int shift) noexcept {
+  if (n <= 128 || shift < 0) {
+    std::sort(a, a + n);
+    return;
+  }
+  std::size_t count[256] = {};
+  for (std::size_t i = 0; i < n; ++i) ++count[(a[i] >> shift) & 0xFFU];
+  std::size_t next[256];
+  std::size_t end[256];
+  std::size_t sum = 0;
+  for (unsigned b = 0; b < 256; ++b) {
+    next[b] = sum;
+    sum += count[b];
+    end[b] = sum;
+  }
+  // American flag sort: move every value to the next free slot of its bucket.
+  for (unsigned b = 0; b < 256; ++b) {
+    while (next[b] < end[b]) {
+      std::uint64_t v = a[next[b]];
+      unsigned d = static_cast<unsigned>((v >> shift) & 0xFFU);
+      while (d != b) {
+        std::swap(v, a[next[d]++]);
+        d = static_cast<unsigned>((v >> shift) & 0xFFU);
+      }
+      a[next[b]++] = v;
+    }
+  }
+  std::size_t start = 0;
+  for (unsigned b = 0; b < 256; ++b) {
+    radix_sort(a + start, count[b], shift - 8);
+    start += count[b];
+  }
+}
+
+}  // namespace
+
+void sort_features(std::uint64_t* features, std::size_t n) noexcept {
+  radix_sort(features, n, 56);
 }
 
 std::optional<std::uint64_t> weighted_fingerprint(std::uint64_t* features, std::size_t n,
@@ -135,23 +188,28 @@ std::optional<std::uint64_t> weighted_fingerprint(std::uint64_t* features, std::
   if (weighting == Weighting::Idf && df == nullptr) {
     throw std::invalid_argument("weighting 'idf' needs a table of document frequencies");
   }
-  std::sort(features, features + n);
-  WeightedCounter counter;
+  sort_features(features, n);
+  // The weight of a feature occurring once (Idf: never used, every feature has its own).
+  WeightedCounter counter(feature_weight(weighting, 1, idf_q20(0, 0)));
   for (std::size_t i = 0; i < n;) {
     std::size_t j = i + 1;
     while (j < n && features[j] == features[i]) ++j;
     const std::uint64_t count = j - i;
-    const std::uint64_t idf =
-        weighting == Weighting::Idf ? idf_q20(df->df(features[i]), df->docs) : 0;
-    counter.add(features[i], feature_weight(weighting, count, idf),
-                tie_occurrences(weighting, count));
+    if (weighting == Weighting::Binary || (count == 1 && weighting != Weighting::Idf)) {
+      counter.add_unit(features[i]);
+    } else {
+      const std::uint64_t idf =
+          weighting == Weighting::Idf ? idf_q20(df->df(features[i]), df->docs) : 0;
+      counter.add(features[i], feature_weight(weighting, count, idf),
+                  tie_occurrences(weighting, count));
+    }
     i = j;
   }
   return counter.fingerprint();
 }
 
 std::size_t distinct_features(std::uint64_t* features, std::size_t n, std::uint64_t* counts) {
-  std::sort(features, features + n);
+  sort_features(features, n);
   std::size_t out = 0;
   for (std::size_t i = 0; i < n;) {
     std::size_t j = i + 1;
@@ -190,7 +248,12 @@ void FeatureListFingerprinter::add(const void* bytes, std::size_t len, double we
     throw std::invalid_argument("weight outside [0, max_weight]: check_weights() first");
   }
   if (weight == 0) return;
-  counter_.add(hash_bytes(bytes, len), quantize_weight(weight, max_weight_), 1);
+  const std::uint64_t q = quantize_weight(weight, max_weight_);
+  if (q == kUnit) {
+    counter_.add_unit(hash_bytes(bytes, len));
+  } else {
+    counter_.add(hash_bytes(bytes, len), q, 1);
+  }
 }
 
 std::optional<std::uint64_t> FeatureListFingerprinter::fingerprint(

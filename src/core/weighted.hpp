@@ -21,6 +21,7 @@
 #pragma once
 #include "core/no_postgres.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -81,29 +82,74 @@ inline std::uint64_t tie_occurrences(Weighting w, std::uint64_t count) noexcept 
 // Binary are plain counts, Log has 24 fractional bits, Idf 20. One document uses one scale.
 std::uint64_t feature_weight(Weighting w, std::uint64_t count, std::uint64_t idf) noexcept;
 
+namespace detail {
+// kByteLanes[b] has byte j set to 1 exactly when bit j of b is set.
+constexpr std::array<std::uint64_t, 256> make_byte_lanes() {
+  std::array<std::uint64_t, 256> t{};
+  for (unsigned b = 0; b < 256; ++b) {
+    for (unsigned j = 0; j < 8; ++j) {
+      if ((b >> j) & 1U) t[b] |= std::uint64_t{1} << (8 * j);
+    }
+  }
+  return t;
+}
+inline constexpr std::array<std::uint64_t, 256> kByteLanes = make_byte_lanes();
+}  // namespace detail
+
 // 64 weighted bit counters. Trivially copyable; never allocates.
+//
+// Most features of a document carry one and the same weight (every feature under
+// 'binary', the ones occurring once under 'tf' and 'log', caller features without
+// weights): add_unit() counts those in 64 byte-wide lanes, a table lookup and an addition
+// per hash byte, and multiplies by the unit weight only when the lanes are flushed. Other
+// weights go through add(), 64 masked additions.
 class WeightedCounter {
  public:
   // Largest total weight: keeps 2 * counter within 64 bits.
   static constexpr std::uint64_t kMaxTotal = std::uint64_t{1} << 62;
+
+  explicit WeightedCounter(std::uint64_t unit_weight = 1) noexcept : unit_weight_(unit_weight) {}
 
   // Adds a feature hash with integer weight `weight` that stands for `occurrences`
   // occurrences (used only by the tie rule). Throws std::length_error if the total weight
   // would exceed kMaxTotal (impossible for the inputs the documented scales allow).
   void add(std::uint64_t hash, std::uint64_t weight, std::uint64_t occurrences = 1);
 
-  // Number of add() calls.
+  // Adds a feature hash with the unit weight, standing for one occurrence. Unit adds stay
+  // far below kMaxTotal for any input the documented scales allow (at most 2^35 features
+  // of a 1 GB text times a unit weight of at most 2^24 for text, 2^28 features of an array
+  // times 2^32 for caller weights), so they are not checked one by one.
+  void add_unit(std::uint64_t hash) noexcept {
+    tie_sum_ += hash;
+    ++features_;
+    for (unsigned k = 0; k < 8; ++k) lanes_[k] += detail::kByteLanes[(hash >> (8 * k)) & 0xFFU];
+    if (++pending_ == kLaneMax) flush();
+  }
+
+  // Number of add() and add_unit() calls.
   std::uint64_t features() const noexcept { return features_; }
 
   // The fingerprint (see the top of this file). Meaningful when features() > 0.
   std::uint64_t fingerprint() const noexcept;
 
  private:
+  static constexpr std::uint32_t kLaneMax = 255;  // a byte lane holds at most 255
+
+  void flush() noexcept;
+
   std::uint64_t ones_[64] = {};  // per bit: sum of the weights of hashes with the bit set
-  std::uint64_t total_ = 0;      // sum of all weights
+  std::uint64_t lanes_[8] = {};  // unit adds not flushed yet: a count per bit, in bytes
+  std::uint64_t total_ = 0;      // sum of all weights (flushed)
   std::uint64_t tie_sum_ = 0;    // wrapping sum of hash * occurrences
   std::uint64_t features_ = 0;
+  std::uint64_t unit_weight_;
+  std::uint32_t pending_ = 0;  // unit adds in the lanes
 };
+
+// Sorts feature hashes in place, ascending: an in-place MSD radix sort on the top bytes
+// (feature hashes are uniformly spread, so buckets shrink fast), std::sort for small
+// buckets. No heap memory; at most 8 levels of 6 kB of stack.
+void sort_features(std::uint64_t* features, std::size_t n) noexcept;
 
 // The fingerprint of a document's feature hashes (one per occurrence, any order): sorts
 // them in place, counts equal neighbours and adds every distinct feature once with its
@@ -130,7 +176,8 @@ std::uint64_t quantize_weight(double weight, double max_weight) noexcept;
 // max_weight must be the largest weight of the list (check_weights()).
 class FeatureListFingerprinter {
  public:
-  explicit FeatureListFingerprinter(double max_weight) noexcept : max_weight_(max_weight) {}
+  explicit FeatureListFingerprinter(double max_weight) noexcept
+      : max_weight_(max_weight), counter_(kUnit) {}
 
   // Throws std::invalid_argument for a weight that is not finite, negative or larger than
   // max_weight.
@@ -140,6 +187,9 @@ class FeatureListFingerprinter {
   std::optional<std::uint64_t> fingerprint(std::int64_t min_features) const noexcept;
 
  private:
+  // The quantized largest weight (quantize_weight): features with it are unit adds.
+  static constexpr std::uint64_t kUnit = std::uint64_t{1} << 32;
+
   double max_weight_;
   WeightedCounter counter_;
 };

@@ -142,6 +142,52 @@ TEST(WeightedCounter, MatchesTheTextbookDefinition) {
   }
 }
 
+TEST(WeightedCounter, UnitAddsEqualWeightedAdds) {
+  std::mt19937_64 rng(13);
+  for (std::uint64_t unit : {std::uint64_t{1}, std::uint64_t{1} << 24, std::uint64_t{1} << 32}) {
+    for (int round = 0; round < 200; ++round) {
+      const std::size_t n = 1 + rng() % 1200;  // past the 255-add lane flush, often
+      std::vector<std::uint64_t> h(n), w(n), occ(n, 1);
+      WeightedCounter lanes(unit), plain;
+      for (std::size_t f = 0; f < n; ++f) {
+        h[f] = round % 2 ? rng() : (rng() % 8) * 0x0101010101010101ULL;
+        const bool is_unit = rng() % 4 != 0;
+        w[f] = is_unit ? unit : unit * (1 + rng() % 5);
+        if (is_unit) {
+          lanes.add_unit(h[f]);
+        } else {
+          lanes.add(h[f], w[f]);
+        }
+        plain.add(h[f], w[f]);
+      }
+      ASSERT_EQ(lanes.fingerprint(), plain.fingerprint()) << unit << " " << round;
+      ASSERT_EQ(lanes.fingerprint(), reference(h, w, occ));
+      ASSERT_EQ(lanes.features(), n);
+    }
+  }
+}
+
+TEST(SortFeatures, SortsLikeStdSort) {
+  std::mt19937_64 rng(21);
+  for (std::size_t n : {0, 1, 2, 100, 129, 1000, 5000, 100000}) {
+    for (int kind = 0; kind < 4; ++kind) {
+      std::vector<std::uint64_t> v(n);
+      for (auto& x : v) {
+        switch (kind) {
+          case 0: x = rng(); break;                          // hashes
+          case 1: x = rng() % 10; break;                     // few values, all top bytes 0
+          case 2: x = (rng() % 3) << 56 | (rng() % 1000); break;
+          default: x = 0x0123456789abcdefULL; break;         // all equal
+        }
+      }
+      auto want = v;
+      std::sort(want.begin(), want.end());
+      sort_features(v.data(), v.size());
+      ASSERT_EQ(v, want) << n << " " << kind;
+    }
+  }
+}
+
 TEST(WeightedCounter, RefusesTotalsBeyondTheBound) {
   WeightedCounter c;
   c.add(1, WeightedCounter::kMaxTotal - 1);
