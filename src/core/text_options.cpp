@@ -92,12 +92,14 @@ TextFingerprinter::TextFingerprinter(const TextOptions& options, bool collect)
     : options_(resolved(options)),
       fast_(!collect && options_.tokenizer == TokenizerKind::Word &&
             options_.weighting == Weighting::Tf),
+      stream_(!collect && options_.tokenizer == TokenizerKind::Char &&
+              options_.weighting == Weighting::Tf),
       fast_fp_(Options{options_.n, false}),
-      collector_(options_.n, options_.tokenizer == TokenizerKind::Char),
+      collector_(options_.n, options_.tokenizer == TokenizerKind::Char, stream_),
       tokenizer_(TokenizerOptions{false}) {}
 
 std::size_t TextFingerprinter::feed_limit() const noexcept {
-  if (fast_) return SIZE_MAX;
+  if (!needs_buffer()) return SIZE_MAX;
   // Feeding b bytes adds at most 18 b + slack features; keeping another slack free means
   // the end of the text always fits.
   const std::size_t free = collector_.capacity - collector_.size;
@@ -105,7 +107,7 @@ std::size_t TextFingerprinter::feed_limit() const noexcept {
 }
 
 std::size_t TextFingerprinter::capacity_for(std::size_t bytes) const noexcept {
-  if (fast_) return 0;
+  if (!needs_buffer()) return 0;
   return collector_.size + 2 * kFeatureSlack + kMaxFeaturesPerByte * bytes;
 }
 
@@ -129,8 +131,8 @@ void TextFingerprinter::feed(const char* data, std::size_t size) {
 
 void TextFingerprinter::token(const unsigned char* bytes, std::size_t len) {
   if (ended_) throw std::logic_error("token() after the end of the text");
-  if (fast_) throw std::logic_error("token() needs a collecting fingerprinter");
-  if (collector_.capacity - collector_.size < len + 2) {
+  if (fast_) throw std::logic_error("token() is not for the default fingerprint");
+  if (needs_buffer() && collector_.capacity - collector_.size < len + 2) {
     throw std::logic_error("feature buffer too small for this token");
   }
   collector_.token(bytes, len);
@@ -143,7 +145,7 @@ void TextFingerprinter::end() {
   tokenizer_.finish(collector_);
   collector_.finish();
   if (collector_.overflow) throw std::logic_error("feature buffer overflow");
-  features_ = collector_.size;
+  features_ = stream_ ? collector_.counter.features() : collector_.size;
 }
 
 std::optional<std::uint64_t> TextFingerprinter::fingerprint(const DfTable* df) {
@@ -157,11 +159,12 @@ std::optional<std::uint64_t> TextFingerprinter::fingerprint(const DfTable* df) {
   }
   end();
   if (features_ < static_cast<std::uint64_t>(options_.min_features)) return std::nullopt;
+  if (stream_) return collector_.counter.fingerprint();
   return weighted_fingerprint(collector_.data, collector_.size, options_.weighting, df);
 }
 
 std::size_t TextFingerprinter::distinct(std::uint64_t* counts, std::size_t counts_cap) {
-  if (fast_) throw std::logic_error("distinct() needs a collecting fingerprinter");
+  if (!needs_buffer()) throw std::logic_error("distinct() needs a collecting fingerprinter");
   end();
   if (counts_cap < features_) throw std::invalid_argument("counts buffer too small");
   return distinct_features(collector_.data, collector_.size, counts);

@@ -6,9 +6,10 @@
 //    streaming Fingerprinter: with the defaults it equals simhash(text) bit for bit;
 //  * tokenizer 'char': the tokenizer's normalized tokens split into characters
 //    (char_splitter.hpp) and shingled n characters at a time, across word boundaries;
-//  * weightings other than 'tf', and 'char' with any weighting, collect the document's
-//    feature hashes in a buffer the caller owns and weight each distinct feature
-//    (weighted.hpp).
+//  * tokenizer 'char' with 'tf' streams: every character shingle goes straight into the
+//    bit counters (weighted.hpp, unit adds), no buffer;
+//  * the other weightings collect the document's feature hashes in a buffer the caller
+//    owns and weight each distinct feature (weighted.hpp).
 //
 // Everything here is deterministic and part of the on-disk format of fingerprints stored
 // with these options (golden values in test/core/text_options_test.cpp).
@@ -64,12 +65,14 @@ namespace detail {
 // Tokens -> token hashes (or, with `chars`, the hashes of their characters) -> features of
 // n consecutive hashes, shingled exactly as the default fingerprint shingles them (n = 1:
 // the hash itself; otherwise combine(); fewer than n tokens: one feature of all of them)
-// -> a buffer the caller owns. When the buffer is full further features are dropped and
-// `overflow` is set: the caller sizes the buffer with the bounds above, so that never
-// happens, and the fingerprinter refuses to finish if it did.
+// -> a buffer the caller owns, or with `stream` straight into `counter` (unit weights). When
+// the buffer is full further features are dropped and `overflow` is set: the caller sizes
+// the buffer with the bounds above, so that never happens, and the fingerprinter refuses
+// to finish if it did.
 class ShingleCollector {
  public:
-  ShingleCollector(int n, bool chars) noexcept : n_(static_cast<unsigned>(n)), chars_(chars) {}
+  ShingleCollector(int n, bool chars, bool stream) noexcept
+      : n_(static_cast<unsigned>(n)), chars_(chars), stream_(stream) {}
 
   void token(const unsigned char* bytes, std::size_t len) noexcept;
   void finish() noexcept;
@@ -78,11 +81,14 @@ class ShingleCollector {
   std::size_t size = 0;
   std::size_t capacity = 0;
   bool overflow = false;
+  WeightedCounter counter;  // with `stream`
 
  private:
   void push(std::uint64_t h) noexcept;
   void add(std::uint64_t feature) noexcept {
-    if (size < capacity) {
+    if (stream_) {
+      counter.add_unit(feature);
+    } else if (size < capacity) {
       data[size++] = feature;
     } else {
       overflow = true;
@@ -93,6 +99,7 @@ class ShingleCollector {
   std::uint64_t tokens_ = 0;
   unsigned n_;
   bool chars_;
+  bool stream_;
 };
 
 }  // namespace detail
@@ -106,7 +113,7 @@ class TextFingerprinter {
   // distinct(). Throws std::invalid_argument for invalid options.
   explicit TextFingerprinter(const TextOptions& options, bool collect = false);
 
-  bool needs_buffer() const noexcept { return !fast_; }
+  bool needs_buffer() const noexcept { return !fast_ && !stream_; }
   // How many bytes feed() accepts now without the buffer growing (SIZE_MAX without one).
   // Within the limit there is always room left for the end of the text, so a text fed
   // within the limits can always be finished.
@@ -122,8 +129,9 @@ class TextFingerprinter {
   // exceeds feed_limit().
   void feed(const char* data, std::size_t size);
   // Adds one ready-made token, hashed as it is (no normalization; split into characters
-  // with the 'char' tokenizer), e.g. a text search lexeme. Needs room for len + 2 features
-  // (std::logic_error otherwise). Do not mix with feed().
+  // with the 'char' tokenizer), e.g. a text search lexeme. Not on the default path
+  // (std::logic_error); with a buffer, needs room for len + 2 features (std::logic_error
+  // otherwise). Do not mix with feed().
   void token(const unsigned char* bytes, std::size_t len);
 
   // The fingerprint: nullopt when the text has fewer than min_features features (none at
@@ -142,7 +150,8 @@ class TextFingerprinter {
   void end();
 
   TextOptions options_;
-  bool fast_;
+  bool fast_;    // word + tf: the default Fingerprinter
+  bool stream_;  // char + tf: unit adds, no buffer
   bool ended_ = false;
   std::uint64_t features_ = 0;
   Fingerprinter fast_fp_;

@@ -98,7 +98,7 @@ TEST(OptionsCApi, InvalidOptions) {
 TEST(OptionsCApi, BufferMisuseIsAnInternalErrorNotACrash) {
   simhash_text_state st;
   char err[128];
-  const simhash_text_options o = options(SIMHASH_TOKENIZER_CHAR);
+  const simhash_text_options o = options(SIMHASH_TOKENIZER_CHAR, 0, SIMHASH_WEIGHTING_BINARY);
   ASSERT_EQ(simhash_text_begin(&st, &o, 0, err, sizeof err), SIMHASH_OK);
   EXPECT_EQ(simhash_text_feed_limit(&st), 0u);
   EXPECT_EQ(simhash_text_feed(&st, "abc", 3, err, sizeof err), SIMHASH_INTERNAL_ERROR);

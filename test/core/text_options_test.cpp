@@ -202,6 +202,10 @@ TEST(TextOptions, CharTokenizerMatchesTheReference) {
       const Result whole = run(text, opts(TokenizerKind::Char, n));
       ASSERT_EQ(whole.fp, want) << n << " " << text;
       ASSERT_EQ(whole.features, features.size());
+      // the streaming path (unit adds) and the collecting one (sort, count) agree
+      const Result collected = run(text, opts(TokenizerKind::Char, n), 5, nullptr, true);
+      ASSERT_EQ(collected.fp, want) << n << " " << text;
+      ASSERT_EQ(collected.features, features.size());
       for (int round = 0; round < 5; ++round) {
         ASSERT_EQ(run(text, opts(TokenizerKind::Char, n), 1 + rng() % 9).fp, want) << text;
       }
@@ -312,7 +316,7 @@ TEST(TextOptions, ReadyMadeTokens) {
 }
 
 TEST(TextOptions, FeedingBeyondTheLimitIsRefused) {
-  TextFingerprinter f(opts(TokenizerKind::Char), false);
+  TextFingerprinter f(opts(TokenizerKind::Char, 0, Weighting::Binary), false);
   EXPECT_EQ(f.feed_limit(), 0u);  // no buffer yet
   std::vector<std::uint64_t> buf(f.capacity_for(10));
   f.set_buffer(buf.data(), buf.size());
@@ -323,6 +327,9 @@ TEST(TextOptions, FeedingBeyondTheLimitIsRefused) {
   EXPECT_EQ(f.size(), 1u);  // the first word's 5-gram; the second word is pending
   EXPECT_THROW(f.set_buffer(buf.data(), 0), std::logic_error);  // smaller than its contents
   EXPECT_EQ(TextFingerprinter(TextOptions{}).feed_limit(), SIZE_MAX);
+  EXPECT_EQ(TextFingerprinter(opts(TokenizerKind::Char)).feed_limit(), SIZE_MAX);  // streams
+  EXPECT_FALSE(TextFingerprinter(opts(TokenizerKind::Char)).needs_buffer());
+  EXPECT_TRUE(TextFingerprinter(opts(TokenizerKind::Char), true).needs_buffer());
 }
 
 TEST(TextOptions, FeatureBoundHolds) {
