@@ -7,10 +7,18 @@ EXTVERSION = 0.2
 MODULE_big = simhash
 OBJS = \
 	src/pg/simhash_pg.o \
+	src/pg/convert.o \
+	src/pg/features.o \
+	src/pg/idf.o \
+	src/pg/options.o \
+	src/pg/tsvector.o \
 	src/capi/simhash_capi.o \
+	src/capi/options_capi.o \
 	src/core/fingerprint.o \
+	src/core/text_options.o \
 	src/core/tokenizer.o \
-	src/core/unicode.o
+	src/core/unicode.o \
+	src/core/weighted.o
 
 # 0.1 is frozen; CREATE EXTENSION installs it and then runs the update scripts.
 DATA = \
@@ -24,6 +32,11 @@ REGRESS = \
 	simhash_text \
 	simhash_usage \
 	simhash_upgrade \
+	simhash_options \
+	simhash_features \
+	simhash_tsvector \
+	simhash_idf \
+	simhash_convert \
 	simhash_catalog
 REGRESS_OPTS = --inputdir=. --outputdir=.
 

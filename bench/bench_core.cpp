@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/fingerprint.hpp"
+#include "core/text_options.hpp"
 
 namespace fs = std::filesystem;
 
@@ -100,6 +101,52 @@ void BM_Xxh3Whole(benchmark::State& state, std::string lang) {
   state.SetBytesProcessed(state.iterations() * total_bytes(docs));
 }
 
+// simhash(body, tokenizer, n, weighting) as the SQL function computes it
+// (core/text_options.hpp): 64 kB chunks, the feature buffer growing as needed (kept
+// across documents, so it is allocated in the first iteration only).
+void BM_SimhashOptions(benchmark::State& state, std::string lang, simhash::TextOptions options) {
+  const auto& docs = corpus().at(lang);
+  std::vector<std::uint64_t> buffer;
+  for (auto _ : state) {
+    for (const auto& d : docs) {
+      simhash::TextFingerprinter f(options);
+      if (f.needs_buffer()) f.set_buffer(buffer.data(), buffer.size());
+      for (std::size_t done = 0; done < d.size();) {
+        const std::size_t n = std::min<std::size_t>(d.size() - done, 64 * 1024);
+        if (f.feed_limit() < n) {
+          buffer.resize(std::max(2 * buffer.size(), f.capacity_for(n)));
+          f.set_buffer(buffer.data(), buffer.size());
+        }
+        f.feed(d.data() + done, n);
+        done += n;
+      }
+      benchmark::DoNotOptimize(f.fingerprint());
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * total_bytes(docs));
+}
+
+void RegisterOptionBenchmarks(const std::string& lang) {
+  using simhash::TokenizerKind;
+  using simhash::Weighting;
+  const struct {
+    const char* name;
+    TokenizerKind tokenizer;
+    Weighting weighting;
+  } options[] = {{"word_tf", TokenizerKind::Word, Weighting::Tf},
+                 {"word_binary", TokenizerKind::Word, Weighting::Binary},
+                 {"word_log", TokenizerKind::Word, Weighting::Log},
+                 {"char_tf", TokenizerKind::Char, Weighting::Tf},
+                 {"char_binary", TokenizerKind::Char, Weighting::Binary}};
+  for (const auto& o : options) {
+    simhash::TextOptions t;
+    t.tokenizer = o.tokenizer;
+    t.weighting = o.weighting;
+    benchmark::RegisterBenchmark(("simhash_opt_" + std::string(o.name) + "/" + lang).c_str(),
+                                 BM_SimhashOptions, lang, t);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -114,6 +161,7 @@ int main(int argc, char** argv) {
           simhash::Options{shingle, true});
     }
   }
+  for (const auto& [lang, docs] : corpus()) RegisterOptionBenchmarks(lang);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

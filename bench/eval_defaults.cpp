@@ -1,7 +1,8 @@
-// Chooses the default fingerprint recipe with data.
+// Chooses the default fingerprint recipe, and evaluates the fingerprint options, with data.
 //
 //   eval_defaults CORPUS_DIR [--docs-per-lang N] [--seed S] [--threshold J]
-//                 [--truth-shingle N] [--threads T]
+//                 [--truth-shingle N] [--truth-unit token|char] [--max-k K]
+//                 [--candidates defaults|options] [--threads T]
 //
 // CORPUS_DIR holds one subdirectory of plain UTF-8 text files per language, as written by
 // scripts/make_corpus.sh. For every language the program
@@ -16,14 +17,21 @@
 //  2. computes the ground truth for every pair of texts of the language: the exact Jaccard
 //     similarity of the sets of token shingles (--truth-shingle tokens, default 3) where
 //     the tokens are those of the project's tokenizer without CJK bigrams, i.e. with the
-//     same normalization for every candidate; a pair is a near duplicate when its
-//     similarity is at least the threshold;
-//  3. computes one 64-bit fingerprint per text and candidate recipe (see candidates()) and,
-//     for every Hamming distance limit k = 0..kMaxK, counts true positives, false positives
-//     and false negatives over all pairs, both strictly and leaving out "near misses"
-//     (similarity just below the threshold, see kNearMiss);
+//     same normalization for every candidate (--truth-unit char: shingles of the
+//     characters of those tokens instead, the features of the char tokenizer); a pair is a
+//     near duplicate when its similarity is at least the threshold;
+//  3. computes one 64-bit fingerprint per text and candidate recipe (see candidates();
+//     --candidates options evaluates the tokenizers and weightings of simhash(text, ...)
+//     through the code the extension runs, with document frequencies for the IDF
+//     candidates counted over all texts of the language) and, for every Hamming distance
+//     limit k = 0..--max-k, counts true positives, false positives and false negatives over
+//     all pairs, both strictly and leaving out "near misses" (similarity just below the
+//     threshold, see kNearMiss);
 //
-// and prints a Markdown report to stdout. The report depends only on the corpus and the
+// and prints a Markdown report to stdout. With --candidates options the report also
+// compares each candidate with the classic recipe at equal precision: for every k at which
+// the classic recipe calls some pair a near duplicate, its precision P and recall R, and
+// the best recall the candidate reaches at any k with precision >= P. The report depends only on the corpus and the
 // options, not on the number of threads or the machine; progress and timings go to stderr.
 //
 // Random numbers come from std::mt19937_64, whose output the C++ standard fixes, through our
@@ -58,8 +66,10 @@
 #include <vector>
 
 #include "core/bit_counter.hpp"
+#include "core/char_splitter.hpp"
 #include "core/fingerprint.hpp"
 #include "core/hamming.hpp"
+#include "core/text_options.hpp"
 #include "core/tokenizer.hpp"
 #include "core/unicode.hpp"
 #include "core/utf8.hpp"
@@ -74,7 +84,8 @@ namespace {
 constexpr std::array<double, 5> kEditRates = {0.02, 0.05, 0.10, 0.20, 0.35};
 // Variant 0 is the original, 1 the case/punctuation/white-space variant, 2.. the edits.
 constexpr std::size_t kVariantsPerDoc = 2 + kEditRates.size();
-constexpr int kMaxK = 12;
+// Largest Hamming distance limit reported (--max-k).
+int g_max_k = 12;
 constexpr std::size_t kMinTokens = 50;
 // Pairs whose similarity is below the threshold by less than this are "near misses"; the
 // tolerant metric counts them neither as right nor as wrong.
@@ -86,6 +97,8 @@ struct Config {
   std::uint64_t seed = 1;
   double threshold = 0.8;
   int truth_shingle = 3;
+  bool truth_chars = false;  // --truth-unit char
+  bool options = false;      // --candidates options
   unsigned threads = 0;  // 0: one per core
 };
 
@@ -218,6 +231,25 @@ std::vector<std::uint64_t> token_hashes(std::string_view text) {
   std::vector<std::uint64_t> out;
   TokenHashSink sink{&out};
   simhash::Tokenizer<TokenHashSink> tokenizer(simhash::TokenizerOptions{false});
+  tokenizer.feed(text.data(), text.size(), sink);
+  tokenizer.finish(sink);
+  return out;
+}
+
+struct CharHashSink {
+  std::vector<std::uint64_t>* out;
+  void token(const unsigned char* bytes, std::size_t len) {
+    simhash::for_each_char(bytes, len, [this](const unsigned char* c, std::size_t n) {
+      out->push_back(simhash::hash_bytes(c, n));
+    });
+  }
+};
+
+// The characters of the project's tokens (the features of the char tokenizer), as hashes.
+std::vector<std::uint64_t> char_hashes(std::string_view text) {
+  std::vector<std::uint64_t> out;
+  CharHashSink sink{&out};
+  simhash::Tokenizer<CharHashSink> tokenizer(simhash::TokenizerOptions{false});
   tokenizer.feed(text.data(), text.size(), sink);
   tokenizer.finish(sink);
   return out;
@@ -592,11 +624,47 @@ std::uint64_t char4_xxh3_fingerprint(std::string_view text) {
 
 struct Candidate {
   std::string name;
-  enum Type { Ours, Classic, Char4Xxh3 } type;
+  enum Type { Ours, Classic, Char4Xxh3, Text } type;
   simhash::Options options;
+  simhash::TextOptions text = {};  // Text: simhash(body, tokenizer, n, weighting)
+  bool is_default = false;         // the recipe of simhash(text)
+  bool is_classic = false;
 };
 
-std::vector<Candidate> candidates() {
+// The candidates of --candidates options: the tokenizers, shingle sizes and weightings of
+// simhash(body, tokenizer, n, weighting), and TF-IDF (simhash_tfidf), run through
+// simhash::TextFingerprinter, the code behind the SQL functions.
+std::vector<Candidate> option_candidates() {
+  using simhash::TokenizerKind;
+  using simhash::Weighting;
+  std::vector<Candidate> out;
+  auto add = [&](TokenizerKind t, int n, Weighting w) {
+    simhash::TextOptions o;
+    o.tokenizer = t;
+    o.n = n;
+    o.weighting = w;
+    const bool is_default = t == TokenizerKind::Word && n == simhash::Options{}.shingle &&
+                            w == Weighting::Tf;
+    std::string name = std::string(simhash::tokenizer_name(t)) + " n=" + std::to_string(n) + " " +
+                       simhash::weighting_name(w) + (is_default ? " (default)" : "");
+    out.push_back(Candidate{name, Candidate::Text, {}, o, is_default});
+  };
+  for (int n = 1; n <= 4; ++n) {
+    for (Weighting w : {Weighting::Tf, Weighting::Binary, Weighting::Log, Weighting::Idf}) {
+      add(TokenizerKind::Word, n, w);
+    }
+  }
+  for (int n = 3; n <= simhash::kMaxShingle; ++n) {
+    for (Weighting w : {Weighting::Tf, Weighting::Binary, Weighting::Log, Weighting::Idf}) {
+      add(TokenizerKind::Char, n, w);
+    }
+  }
+  out.push_back(Candidate{"classic (Python simhash)", Candidate::Classic, {}, {}, false, true});
+  return out;
+}
+
+std::vector<Candidate> candidates(const Config& cfg) {
+  if (cfg.options) return option_candidates();
   std::vector<Candidate> out;
   const simhash::Options defaults{};
   for (int shingle = 1; shingle <= 3; ++shingle) {
@@ -604,16 +672,84 @@ std::vector<Candidate> candidates() {
       const bool is_default = shingle == defaults.shingle && bigrams == defaults.cjk_bigrams;
       out.push_back(Candidate{"ours shingle=" + std::to_string(shingle) + " bigrams=" +
                                   (bigrams ? "on" : "off") + (is_default ? " (default)" : ""),
-                              Candidate::Ours, simhash::Options{shingle, bigrams}});
+                              Candidate::Ours, simhash::Options{shingle, bigrams}, {},
+                              is_default});
     }
   }
-  out.push_back(Candidate{"classic (Python simhash)", Candidate::Classic, {}});
+  out.push_back(Candidate{"classic (Python simhash)", Candidate::Classic, {}, {}, false, true});
   out.push_back(Candidate{"char4-xxh3", Candidate::Char4Xxh3, {}});
   return out;
 }
 
-std::uint64_t fingerprint_of(const Candidate& c, std::string_view text, Md5& md5) {
+// Runs a TextFingerprinter over a whole text with a buffer of the size it asks for. With
+// `counts`, returns nothing and leaves the distinct features in `buffer` and their counts.
+std::optional<std::uint64_t> text_fingerprint(std::string_view text, simhash::TextOptions o,
+                                              const simhash::DfTable* df,
+                                              std::vector<std::uint64_t>& buffer,
+                                              std::vector<std::uint64_t>* counts = nullptr) {
+  simhash::TextFingerprinter f(o, counts != nullptr);
+  // As the PostgreSQL glue does it: chunks the buffer has room for, growing it as needed.
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const std::size_t want = std::min<std::size_t>(text.size() - done, 4096);
+    if (f.feed_limit() < want) {
+      buffer.resize(std::max(2 * buffer.size(), f.capacity_for(want)));
+      f.set_buffer(buffer.data(), buffer.size());
+    }
+    f.feed(text.data() + done, want);
+    done += want;
+  }
+  if (f.needs_buffer() && buffer.empty()) {  // an empty text
+    buffer.resize(f.capacity_for(0));
+    f.set_buffer(buffer.data(), buffer.size());
+  }
+  if (counts == nullptr) return f.fingerprint(df);
+  counts->resize(buffer.size());
+  buffer.resize(f.distinct(counts->data(), counts->size()));
+  counts->resize(buffer.size());
+  return std::nullopt;
+}
+
+// Document frequencies of a candidate's features over a language's texts.
+struct DfData {
+  std::vector<simhash::DfEntry> entries;
+  std::uint64_t docs = 0;
+  simhash::DfTable table() const { return {entries.data(), entries.size(), docs}; }
+};
+
+DfData document_frequencies(const Candidate& c, const std::vector<std::string>& texts) {
+  std::vector<std::uint64_t> all;  // every text's distinct features
+  std::uint64_t docs = 0;
+  std::vector<std::uint64_t> buffer, counts;
+  simhash::TextOptions o = c.text;
+  o.weighting = simhash::Weighting::Tf;
+  for (const auto& t : texts) {
+    text_fingerprint(t, o, nullptr, buffer, &counts);
+    if (buffer.empty()) continue;
+    ++docs;
+    all.insert(all.end(), buffer.begin(), buffer.end());
+  }
+  std::sort(all.begin(), all.end());
+  DfData d;
+  for (std::size_t i = 0; i < all.size();) {
+    std::size_t j = i + 1;
+    while (j < all.size() && all[j] == all[i]) ++j;
+    d.entries.push_back({all[i], j - i});
+    i = j;
+  }
+  d.docs = docs;
+  simhash::prepare_df_table(d.entries.data(), d.entries.size(), docs);
+  return d;
+}
+
+std::uint64_t fingerprint_of(const Candidate& c, std::string_view text, Md5& md5,
+                             const simhash::DfTable* df) {
   switch (c.type) {
+    case Candidate::Text: {
+      std::vector<std::uint64_t> buffer;
+      const auto fp = text_fingerprint(text, c.text, df, buffer);
+      return fp ? *fp : 0;
+    }
     case Candidate::Ours: {
       const auto fp = simhash::fingerprint(text, c.options);
       return fp ? *fp : 0;  // every text here has tokens
@@ -707,10 +843,10 @@ Confusion at_k(const Histogram& h, int k, Metric m = Metric::Strict) {
   return c;
 }
 
-// The largest k (0..kMaxK) with precision >= target, or -1.
+// The largest k (0..g_max_k) with precision >= target, or -1.
 int largest_k(const Histogram& h, double target, Metric m = Metric::Strict) {
   int best = -1;
-  for (int k = 0; k <= kMaxK; ++k) {
+  for (int k = 0; k <= g_max_k; ++k) {
     const Confusion c = at_k(h, k, m);
     if (c.has_precision() && c.precision() >= target) best = k;
   }
@@ -815,10 +951,19 @@ LanguageResult evaluate_language(const Config& cfg, const std::string& lang,
   std::fprintf(stderr, "[%s] %zu documents, %zu texts (%.1f s)\n", lang.c_str(), r.docs, n,
                seconds_since(t0));
 
-  // 2. Shingle sets and fingerprints.
+  // 2. Document frequencies (IDF candidates), shingle sets and fingerprints.
   const auto t1 = Clock::now();
   const unsigned threads = thread_count(cfg);
   const std::size_t nc = cands.size();
+  std::vector<DfData> dfs(nc);
+  run_parallel(threads, nc, [&](unsigned, const std::function<bool(std::size_t&)>& next) {
+    std::size_t c;
+    while (next(c)) {
+      if (cands[c].type == Candidate::Text && cands[c].text.weighting == simhash::Weighting::Idf) {
+        dfs[c] = document_frequencies(cands[c], texts);
+      }
+    }
+  });
   std::vector<std::vector<std::uint64_t>> shingles(n);
   std::vector<std::uint64_t> fps(n * nc);
   std::vector<std::uint64_t> token_counts(n);
@@ -834,9 +979,11 @@ LanguageResult evaluate_language(const Config& cfg, const std::string& lang,
       if (c == nc) {
         const auto tokens = token_hashes(texts[t]);
         token_counts[t] = tokens.size();
-        shingles[t] = shingle_set(tokens, cfg.truth_shingle);
+        shingles[t] = shingle_set(cfg.truth_chars ? char_hashes(texts[t]) : tokens,
+                                  cfg.truth_shingle);
       } else {
-        fps[t * nc + c] = fingerprint_of(cands[c], texts[t], md5);
+        const simhash::DfTable table = dfs[c].table();
+        fps[t * nc + c] = fingerprint_of(cands[c], texts[t], md5, &table);
       }
       cpu_ns[c] += static_cast<std::uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
@@ -937,13 +1084,13 @@ std::string fmt(const char* f, double v) {
 
 void print_grid(const std::vector<Candidate>& cands, const std::vector<Histogram>& hist) {
   std::printf("| candidate |");
-  for (int k = 0; k <= kMaxK; ++k) std::printf(" k=%d |", k);
+  for (int k = 0; k <= g_max_k; ++k) std::printf(" k=%d |", k);
   std::printf("\n|---|");
-  for (int k = 0; k <= kMaxK; ++k) std::printf("---|");
+  for (int k = 0; k <= g_max_k; ++k) std::printf("---|");
   std::printf("\n");
   for (std::size_t c = 0; c < cands.size(); ++c) {
     std::printf("| %s |", cands[c].name.c_str());
-    for (int k = 0; k <= kMaxK; ++k) {
+    for (int k = 0; k <= g_max_k; ++k) {
       const Confusion m = at_k(hist[c], k);
       std::printf(" %s/%s |", m.has_precision() ? fmt("%.2f", m.precision()).c_str() : "-",
                   fmt("%.2f", m.recall()).c_str());
@@ -1008,7 +1155,7 @@ void print_summary(const std::vector<Candidate>& cands, const std::vector<Histog
   std::printf("\nBest F1 (strict) and its k:");
   for (std::size_t c = 0; c < cands.size(); ++c) {
     int kf = 0;
-    for (int k = 1; k <= kMaxK; ++k) {
+    for (int k = 1; k <= g_max_k; ++k) {
       if (at_k(hist[c], k).f1() > at_k(hist[c], kf).f1()) kf = k;
     }
     std::printf("%s %s %s (k=%d)", c ? ";" : "", cands[c].name.c_str(),
@@ -1032,6 +1179,124 @@ void print_cross_summary(const std::vector<Candidate>& cands,
   print_recall_table(cands, headers, columns, std::vector<Criterion>(columns.size(), cr));
 }
 
+// Recall at equal precision against a baseline: for every k at which the baseline calls
+// some pair a near duplicate (its precision is defined), the baseline's precision and
+// recall, and the best recall the candidate reaches at any k whose precision is at least
+// as high (best_k = -1: no such k).
+struct Level {
+  int k;
+  double precision, recall;
+  int best_k;
+  double best_recall;
+  bool win() const { return best_k >= 0 && best_recall > recall; }
+};
+
+// The baseline's k runs over 0..g_max_k; the candidate's over 0..cand_max_k: with
+// cand_max_k = 64 the candidate's whole curve, since recipes spread the same pairs over
+// different distances (the classic recipe compresses them into small k).
+std::vector<Level> equal_precision(const Histogram& baseline, const Histogram& cand,
+                                   int cand_max_k) {
+  std::vector<Level> out;
+  for (int k = 0; k <= g_max_k; ++k) {
+    const Confusion b = at_k(baseline, k);
+    if (!b.has_precision()) continue;
+    Level l{k, b.precision(), b.recall(), -1, -1.0};
+    for (int j = 0; j <= cand_max_k; ++j) {
+      const Confusion c = at_k(cand, j);
+      if (c.has_precision() && c.precision() >= l.precision && c.recall() > l.best_recall) {
+        l.best_k = j;
+        l.best_recall = c.recall();
+      }
+    }
+    out.push_back(l);
+  }
+  return out;
+}
+
+std::size_t classic_index(const std::vector<Candidate>& cands) {
+  for (std::size_t c = 0; c < cands.size(); ++c) {
+    if (cands[c].is_classic) return c;
+  }
+  throw std::logic_error("no classic candidate");
+}
+
+// Rows: candidates; columns: languages and all together; cell: at how many of the classic
+// recipe's precision levels the candidate has the higher recall, and the mean recall gain.
+void print_equal_precision_summary(const std::vector<Candidate>& cands,
+                                   const std::vector<LanguageResult>& results,
+                                   const std::vector<Histogram>& all, int cand_max_k) {
+  const std::size_t base = classic_index(cands);
+  std::printf(
+      "Recall at equal precision against the classic recipe, the candidate's k in 0..%d: "
+      "\"w/n, +g\" = at w of the n values of k (0..%d) at which the classic recipe has a "
+      "precision, the candidate reaches a higher recall at a precision at least as high, with "
+      "a mean recall gain of g (a level where the candidate never reaches that precision "
+      "counts as a loss with gain -R). **Bold**: higher recall at every level.\n\n"
+      "| candidate |",
+      cand_max_k, g_max_k);
+  std::vector<const std::vector<Histogram>*> columns;
+  for (const auto& r : results) {
+    std::printf(" %s |", r.lang.c_str());
+    columns.push_back(&r.hist);
+  }
+  columns.push_back(&all);
+  std::printf(" all |\n|---|");
+  for (std::size_t i = 0; i < columns.size(); ++i) std::printf("---|");
+  std::printf("\n");
+  for (std::size_t c = 0; c < cands.size(); ++c) {
+    if (c == base) continue;
+    std::printf("| %s |", cands[c].name.c_str());
+    for (const auto* col : columns) {
+      const auto levels = equal_precision((*col)[base], (*col)[c], cand_max_k);
+      std::size_t wins = 0;
+      double gain = 0;
+      for (const Level& l : levels) {
+        wins += l.win() ? 1 : 0;
+        gain += (l.best_k >= 0 ? l.best_recall : 0.0) - l.recall;
+      }
+      if (!levels.empty()) gain /= static_cast<double>(levels.size());
+      const bool all_won = !levels.empty() && wins == levels.size();
+      std::printf(all_won ? " **%zu/%zu, %+.3f** |" : " %zu/%zu, %+.3f |", wins, levels.size(), gain);
+    }
+    std::printf("\n");
+  }
+  std::printf("\n");
+}
+
+// One language: the default against the classic recipe, level by level.
+void print_equal_precision_detail(const std::vector<Candidate>& cands,
+                                  const std::vector<Histogram>& hist) {
+  const std::size_t base = classic_index(cands);
+  for (std::size_t c = 0; c < cands.size(); ++c) {
+    if (!cands[c].is_default) continue;
+    std::printf(
+        "Recall at equal precision, %s against %s (default's k in 0..64; in the last column "
+        "only k in 0..%d):\n\n| classic k | classic P | classic R | default: best R at P >= "
+        "classic P | at k | default P there | higher recall | with k <= %d |\n"
+        "|---|---|---|---|---|---|---|---|\n",
+        cands[c].name.c_str(), cands[base].name.c_str(), g_max_k, g_max_k);
+    const auto limited = equal_precision(hist[base], hist[c], g_max_k);
+    const auto full = equal_precision(hist[base], hist[c], 64);
+    for (std::size_t i = 0; i < full.size(); ++i) {
+      const Level& l = full[i];
+      const Level& m = limited[i];
+      const std::string within =
+          m.best_k < 0 ? "**no** (none)"
+                       : (m.win() ? "yes" : "**no**") + std::string(" (") +
+                             fmt("%.3f", m.best_recall) + ", k=" + std::to_string(m.best_k) + ")";
+      if (l.best_k < 0) {
+        std::printf("| %d | %.3f | %.3f | none | - | - | **no** | %s |\n", l.k, l.precision,
+                    l.recall, within.c_str());
+        continue;
+      }
+      std::printf("| %d | %.3f | %.3f | %.3f | %d | %.3f | %s | %s |\n", l.k, l.precision,
+                  l.recall, l.best_recall, l.best_k, at_k(hist[c], l.best_k).precision(),
+                  l.win() ? "yes" : "**no**", within.c_str());
+    }
+    std::printf("\n");
+  }
+}
+
 void print_report(const Config& cfg, const std::string& command,
                   const std::vector<Candidate>& cands, const std::vector<LanguageResult>& results) {
   std::vector<Histogram> all(cands.size());
@@ -1040,21 +1305,25 @@ void print_report(const Config& cfg, const std::string& command,
   }
 
   std::printf("    $ %s\n\n", command.c_str());
-  std::printf("# Choosing the default fingerprint recipe\n\n");
+  std::printf(cfg.options ? "# Fingerprint options against exact ground truth\n\n"
+                          : "# Choosing the default fingerprint recipe\n\n");
   std::printf(
       "Generated by `bench/eval_defaults.cpp`. A pair of texts is a **near duplicate** when "
-      "the Jaccard similarity of the sets of %d-token shingles of the project's tokens "
-      "(Unicode-normalized, CJK characters as single tokens, i.e. `cjk_bigrams=false`) is at "
+      "the Jaccard similarity of the sets of %d-%s shingles of the project's tokens "
+      "(Unicode-normalized, CJK characters as single tokens, i.e. `cjk_bigrams=false`%s) is at "
       "least **%g**. A candidate recipe calls a pair a near duplicate when the Hamming "
       "distance of the two 64-bit fingerprints is at most k. P = precision, R = recall, over "
       "all pairs of texts within one language.\n\n",
-      cfg.truth_shingle, cfg.threshold);
+      cfg.truth_shingle, cfg.truth_chars ? "character" : "token",
+      cfg.truth_chars ? "; here split into characters, white space and punctuation dropped"
+                      : "",
+      cfg.threshold);
   std::printf(
       "Parameters: documents per language <= %zu (files sorted by name; fewer than %zu "
       "tokens or exact duplicates skipped), seed %llu, threshold %g, truth shingle %d, "
       "k = 0..%d.\n\n",
       cfg.docs_per_lang, kMinTokens, static_cast<unsigned long long>(cfg.seed), cfg.threshold,
-      cfg.truth_shingle, kMaxK);
+      cfg.truth_shingle, g_max_k);
   std::printf(
       "Texts: every document, one variant that changes only case, punctuation and white "
       "space (\"format\"; also re-wraps CJK lines and adds CJK punctuation inside CJK runs), "
@@ -1066,14 +1335,23 @@ void print_report(const Config& cfg, const std::string& command,
       ") of the document's edit units (words between white space; single characters in CJK "
       "and Thai text), each edit a deletion, an insertion or a substitution with a unit drawn "
       "from the language's documents.\n\n");
+  if (cfg.options) {
+    std::printf(
+        "Candidates: `word n=N W` and `char n=N W` = `simhash(body, 'word' or 'char', n => N, "
+        "weighting => 'W')` as the extension computes it (`simhash::TextFingerprinter`); "
+        "`idf` = `simhash_tfidf()` with document frequencies counted over all texts of the "
+        "language (originals and variants); `word n=3 tf` is `simhash(text)`. `classic` = "
+        "the recipe of the Python `simhash` package (see below).\n\n");
+  }
   std::printf(
-      "Candidates: `ours` = `simhash::fingerprint` with the given shingle size and "
+      "%s: `ours` = `simhash::fingerprint` with the given shingle size and "
       "`cjk_bigrams`; `classic` = the recipe of the Python `simhash` package (lower case, "
       "keep word characters only, sliding 4-character windows, MD5 low 64 bits, weight = "
       "count; lower case here covers ASCII, Latin-1, Latin Extended-A, Greek and Cyrillic, "
       "and a non-ASCII character counts as a word character when the project's tables class "
       "it as a letter, digit or CJK/Thai character); `char4-xxh3` = the project's normalized "
-      "tokens glued together, sliding 4-character windows, XXH3.\n\n");
+      "tokens glued together, sliding 4-character windows, XXH3.\n\n",
+      cfg.options ? "Baselines of the default report" : "Candidates");
 
   std::printf(
       "Metrics: **strict** counts every pair below the threshold as a negative; **tolerant** "
@@ -1081,8 +1359,12 @@ void print_report(const Config& cfg, const std::string& command,
       "wrong. \"R at P >= x\" is the recall at the largest k (0..%d) whose precision is at "
       "least x (\"none\": no such k); in the column \"all\" the pairs of all languages are "
       "counted together, with one k. The best recall of a column is in bold.\n\n",
-      std::max(0.0, cfg.threshold - kNearMiss), cfg.threshold, kMaxK);
+      std::max(0.0, cfg.threshold - kNearMiss), cfg.threshold, g_max_k);
   std::printf("## Summary\n\n");
+  if (cfg.options) {
+    print_equal_precision_summary(cands, results, all, 64);
+    print_equal_precision_summary(cands, results, all, g_max_k);
+  }
   const Criterion summaries[] = {
       {0.95, Metric::Strict}, {0.90, Metric::Strict}, {0.95, Metric::Tolerant}};
   for (const Criterion& cr : summaries) {
@@ -1128,6 +1410,7 @@ void print_report(const Config& cfg, const std::string& command,
     std::printf("\n");
     print_summary(cands, r.hist);
     std::printf("\n");
+    if (cfg.options) print_equal_precision_detail(cands, r.hist);
   }
 
   std::uint64_t texts = 0, pairs = 0, positives = 0;
@@ -1143,6 +1426,10 @@ void print_report(const Config& cfg, const std::string& command,
   print_grid(cands, all);
   std::printf("\n");
   print_summary(cands, all);
+  if (cfg.options) {
+    std::printf("\n");
+    print_equal_precision_detail(cands, all);
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1151,7 +1438,8 @@ void print_report(const Config& cfg, const std::string& command,
 [[noreturn]] void usage_error(const std::string& msg) {
   std::fprintf(stderr,
                "eval_defaults: %s\nusage: eval_defaults CORPUS_DIR [--docs-per-lang N] "
-               "[--seed S] [--threshold J] [--truth-shingle N] [--threads T]\n",
+               "[--seed S] [--threshold J] [--truth-shingle N] [--truth-unit token|char] "
+               "[--max-k K] [--candidates defaults|options] [--threads T]\n",
                msg.c_str());
   std::exit(2);
 }
@@ -1191,6 +1479,16 @@ Config parse_args(int argc, char** argv) {
       cfg.threshold = v;
     } else if (a == "--truth-shingle") {
       cfg.truth_shingle = static_cast<int>(parse_uint(a, value(), 1, 8));
+    } else if (a == "--truth-unit") {
+      const std::string v = value();
+      if (v != "token" && v != "char") usage_error("--truth-unit is 'token' or 'char'");
+      cfg.truth_chars = v == "char";
+    } else if (a == "--max-k") {
+      g_max_k = static_cast<int>(parse_uint(a, value(), 0, 64));
+    } else if (a == "--candidates") {
+      const std::string v = value();
+      if (v != "defaults" && v != "options") usage_error("--candidates is 'defaults' or 'options'");
+      cfg.options = v == "options";
     } else if (a == "--threads") {
       cfg.threads = static_cast<unsigned>(parse_uint(a, value(), 1, 256));
     } else if (a == "-h" || a == "--help") {
@@ -1225,7 +1523,7 @@ int main(int argc, char** argv) {
     if (langs.empty()) usage_error(cfg.corpus.string() + " has no language subdirectories");
 
     const auto start = Clock::now();
-    const std::vector<Candidate> cands = candidates();
+    const std::vector<Candidate> cands = candidates(cfg);
     std::vector<LanguageResult> results;
     for (const auto& lang : langs) {
       LanguageResult r = evaluate_language(cfg, lang, cands);

@@ -1,0 +1,173 @@
+#include "core/text_options.hpp"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "core/char_splitter.hpp"
+
+namespace simhash {
+
+TokenizerKind parse_tokenizer(std::string_view name) {
+  if (name == "word") return TokenizerKind::Word;
+  if (name == "char") return TokenizerKind::Char;
+  throw std::invalid_argument("unknown tokenizer \"" + std::string(name) +
+                              "\"; allowed values are 'word', 'char'");
+}
+
+const char* tokenizer_name(TokenizerKind t) noexcept {
+  return t == TokenizerKind::Char ? "char" : "word";
+}
+
+int default_n(TokenizerKind t) noexcept {
+  return t == TokenizerKind::Char ? 5 : Options{}.shingle;
+}
+
+void validate(const TextOptions& options) {
+  if (options.tokenizer != TokenizerKind::Word && options.tokenizer != TokenizerKind::Char) {
+    throw std::invalid_argument("unknown tokenizer; allowed values are 'word', 'char'");
+  }
+  if (options.n < 0 || options.n > kMaxShingle) {
+    throw std::invalid_argument("n must be between 1 and " + std::to_string(kMaxShingle) +
+                                " (or 0 for the tokenizer's default), got " +
+                                std::to_string(options.n));
+  }
+  switch (options.weighting) {
+    case Weighting::Tf:
+    case Weighting::Binary:
+    case Weighting::Log:
+    case Weighting::Idf:
+      break;
+    default:
+      throw std::invalid_argument("unknown weighting; allowed values are 'tf', 'binary', 'log'");
+  }
+  if (options.min_features < 1) {
+    throw std::invalid_argument("min_features must be at least 1, got " +
+                                std::to_string(options.min_features));
+  }
+}
+
+namespace detail {
+
+void ShingleCollector::push(std::uint64_t h) noexcept {
+  ++tokens_;
+  if (n_ == 1) {
+    add(h);
+    return;
+  }
+  for (unsigned i = 0; i + 1 < n_; ++i) window_[i] = window_[i + 1];
+  window_[n_ - 1] = h;
+  if (tokens_ >= n_) add(combine(window_, n_));
+}
+
+void ShingleCollector::token(const unsigned char* bytes, std::size_t len) noexcept {
+  if (!chars_) {
+    push(hash_bytes(bytes, len));
+    return;
+  }
+  for_each_char(bytes, len,
+                [this](const unsigned char* c, std::size_t n) { push(hash_bytes(c, n)); });
+}
+
+void ShingleCollector::finish() noexcept {
+  if (tokens_ > 0 && tokens_ < n_) {
+    const auto k = static_cast<unsigned>(tokens_);
+    add(combine(window_ + (n_ - k), k));
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
+TextOptions resolved(TextOptions o) {
+  validate(o);
+  if (o.n == 0) o.n = default_n(o.tokenizer);
+  return o;
+}
+
+}  // namespace
+
+TextFingerprinter::TextFingerprinter(const TextOptions& options, bool collect)
+    : options_(resolved(options)),
+      fast_(!collect && options_.tokenizer == TokenizerKind::Word &&
+            options_.weighting == Weighting::Tf),
+      stream_(!collect && options_.tokenizer == TokenizerKind::Char &&
+              options_.weighting == Weighting::Tf),
+      fast_fp_(Options{options_.n, false}),
+      collector_(options_.n, options_.tokenizer == TokenizerKind::Char, stream_),
+      tokenizer_(TokenizerOptions{false}) {}
+
+std::size_t TextFingerprinter::feed_limit() const noexcept {
+  if (!needs_buffer()) return SIZE_MAX;
+  // Feeding b bytes adds at most 18 b + slack features; keeping another slack free means
+  // the end of the text always fits.
+  const std::size_t free = collector_.capacity - collector_.size;
+  return free <= 2 * kFeatureSlack ? 0 : (free - 2 * kFeatureSlack) / kMaxFeaturesPerByte;
+}
+
+std::size_t TextFingerprinter::capacity_for(std::size_t bytes) const noexcept {
+  if (!needs_buffer()) return 0;
+  return collector_.size + 2 * kFeatureSlack + kMaxFeaturesPerByte * bytes;
+}
+
+void TextFingerprinter::set_buffer(std::uint64_t* data, std::size_t capacity) {
+  if (capacity < collector_.size || (data == nullptr && capacity != 0)) {
+    throw std::logic_error("feature buffer smaller than the features it must hold");
+  }
+  collector_.data = data;
+  collector_.capacity = capacity;
+}
+
+void TextFingerprinter::feed(const char* data, std::size_t size) {
+  if (ended_) throw std::logic_error("feed() after the end of the text");
+  if (fast_) {
+    fast_fp_.feed(data, size);
+    return;
+  }
+  if (size > feed_limit()) throw std::logic_error("feature buffer too small for this chunk");
+  tokenizer_.feed(data, size, collector_);
+}
+
+void TextFingerprinter::token(const unsigned char* bytes, std::size_t len) {
+  if (ended_) throw std::logic_error("token() after the end of the text");
+  if (fast_) throw std::logic_error("token() is not for the default fingerprint");
+  if (needs_buffer() && collector_.capacity - collector_.size < len + 2) {
+    throw std::logic_error("feature buffer too small for this token");
+  }
+  collector_.token(bytes, len);
+}
+
+// Ends the text of a collecting fingerprinter (idempotent).
+void TextFingerprinter::end() {
+  if (ended_) return;
+  ended_ = true;
+  tokenizer_.finish(collector_);
+  collector_.finish();
+  if (collector_.overflow) throw std::logic_error("feature buffer overflow");
+  features_ = stream_ ? collector_.counter.features() : collector_.size;
+}
+
+std::optional<std::uint64_t> TextFingerprinter::fingerprint(const DfTable* df) {
+  if (fast_) {
+    if (ended_) throw std::logic_error("fingerprint() called twice");
+    ended_ = true;
+    const auto fp = fast_fp_.finish();
+    features_ = fast_fp_.features();
+    if (!fp || features_ < static_cast<std::uint64_t>(options_.min_features)) return std::nullopt;
+    return fp;
+  }
+  end();
+  if (features_ < static_cast<std::uint64_t>(options_.min_features)) return std::nullopt;
+  if (stream_) return collector_.counter.fingerprint();
+  return weighted_fingerprint(collector_.data, collector_.size, options_.weighting, df);
+}
+
+std::size_t TextFingerprinter::distinct(std::uint64_t* counts, std::size_t counts_cap) {
+  if (!needs_buffer()) throw std::logic_error("distinct() needs a collecting fingerprinter");
+  end();
+  if (counts_cap < features_) throw std::invalid_argument("counts buffer too small");
+  return distinct_features(collector_.data, collector_.size, counts);
+}
+
+}  // namespace simhash

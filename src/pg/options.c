@@ -1,0 +1,266 @@
+/*
+ * Fingerprints with options: simhash(body, tokenizer, n, weighting, min_features) and
+ * simhash_features(body, tokenizer, n). Also the helpers options_pg.h declares for the
+ * other option-based functions.
+ *
+ * The core is reached only through the C ABI (capi/simhash_options.h); errors are raised
+ * here after the C ABI call has returned. Every function here is IMMUTABLE: the options
+ * are arguments, never settings.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/tuplestore.h"
+
+#include "pg/options_pg.h"
+
+/* Text is fed in chunks of at most this size ... */
+#define OPTIONS_CHUNK_BYTES (64 * 1024)
+/* ... and the buffer grows when it has room for fewer than this many bytes. */
+#define OPTIONS_MIN_CHUNK_BYTES 1024
+
+const char *
+simhash_text_utf8(text *t, size_t *len)
+{
+	const char *data = VARDATA_ANY(t);
+	int			n = VARSIZE_ANY_EXHDR(t);
+	int			encoding = GetDatabaseEncoding();
+
+	if (encoding != PG_UTF8 && encoding != PG_SQL_ASCII)
+	{
+		const char *utf8 = pg_server_to_any(data, n, PG_UTF8);
+
+		if (utf8 != data)
+			n = strlen(utf8);
+		data = utf8;
+	}
+	*len = (size_t) n;
+	return data;
+}
+
+int32
+simhash_tokenizer_arg(text *name)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	int32		code = 0;
+	simhash_status status;
+
+	status = simhash_parse_tokenizer(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name), &code,
+									 errbuf, sizeof(errbuf));
+	if (status != SIMHASH_OK)
+		simhash_raise_status(status, errbuf);
+	return code;
+}
+
+int32
+simhash_weighting_arg(text *name)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	int32		code = 0;
+	simhash_status status;
+
+	status = simhash_parse_weighting(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name), 0, &code,
+									 errbuf, sizeof(errbuf));
+	if (status != SIMHASH_OK)
+		simhash_raise_status(status, errbuf);
+	return code;
+}
+
+/* Gives the core a buffer of at least `capacity` features, keeping what it holds. */
+static void
+grow_buffer(simhash_text_state *state, SimhashFeatureBuffer *buffer, size_t capacity)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	simhash_status status;
+
+	if (capacity <= buffer->capacity)
+		return;
+	if (capacity < 2 * buffer->capacity)
+		capacity = 2 * buffer->capacity;
+	if (capacity > MaxAllocHugeSize / sizeof(uint64))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("simhash: too many features")));
+	if (buffer->data == NULL)
+		buffer->data = MemoryContextAllocHuge(CurrentMemoryContext, capacity * sizeof(uint64));
+	else
+		buffer->data = repalloc_huge(buffer->data, capacity * sizeof(uint64));
+	buffer->capacity = capacity;
+	status = simhash_text_set_buffer(state, buffer->data, buffer->capacity, errbuf,
+									 sizeof(errbuf));
+	if (status != SIMHASH_OK)
+		simhash_raise_status(status, errbuf);
+}
+
+void
+simhash_text_start(simhash_text_state *state, const simhash_text_options *options,
+				   bool collect, SimhashFeatureBuffer *buffer)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	simhash_status status;
+
+	buffer->data = NULL;
+	buffer->capacity = 0;
+	status = simhash_text_begin(state, options, collect ? 1 : 0, errbuf, sizeof(errbuf));
+	if (status != SIMHASH_OK)
+		simhash_raise_status(status, errbuf);
+	if (simhash_text_feed_limit(state) != SIZE_MAX)
+		grow_buffer(state, buffer, simhash_text_capacity_for(state, 0));
+}
+
+void
+simhash_text_feed_all(simhash_text_state *state, SimhashFeatureBuffer *buffer,
+					  const char *data, size_t len)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	simhash_status status;
+	size_t		done = 0;
+	bool		collecting = simhash_text_feed_limit(state) != SIZE_MAX;
+
+	while (done < len)
+	{
+		size_t		want = Min(len - done, (size_t) (collecting ? OPTIONS_CHUNK_BYTES
+													 : SIMHASH_CHUNK_BYTES));
+		size_t		n = want;
+
+		if (collecting)
+		{
+			size_t		limit = simhash_text_feed_limit(state);
+
+			if (limit < Min(want, (size_t) OPTIONS_MIN_CHUNK_BYTES))
+			{
+				grow_buffer(state, buffer, simhash_text_capacity_for(state, want));
+				limit = simhash_text_feed_limit(state);
+			}
+			n = Min(want, limit);
+		}
+		status = simhash_text_feed(state, data + done, n, errbuf, sizeof(errbuf));
+		if (status != SIMHASH_OK)
+			simhash_raise_status(status, errbuf);
+		done += n;
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+void
+simhash_text_reserve(simhash_text_state *state, SimhashFeatureBuffer *buffer, size_t features)
+{
+	size_t		need = simhash_text_capacity_for(state, 0) + features;
+
+	if (need > buffer->capacity)
+		grow_buffer(state, buffer, need);
+}
+
+bool
+simhash_text_finish(simhash_text_state *state, const simhash_df_entry *df, size_t df_size,
+					int64 docs, uint64 *fingerprint)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	simhash_status status;
+
+	status = simhash_text_end(state, df, df_size, docs, fingerprint, NULL, errbuf,
+							  sizeof(errbuf));
+	if (status == SIMHASH_NO_FEATURES)
+		return false;
+	if (status != SIMHASH_OK)
+		simhash_raise_status(status, errbuf);
+	return true;
+}
+
+PG_FUNCTION_INFO_V1(simhash_text_with_options);
+
+/*
+ * simhash(body text, tokenizer text, n integer, weighting text, min_features integer)
+ * -> bigint: the fingerprint with options; NULL below min_features features.
+ */
+Datum
+simhash_text_with_options(PG_FUNCTION_ARGS)
+{
+	text	   *body = PG_GETARG_TEXT_PP(0);
+	simhash_text_options options;
+	simhash_text_state state;
+	SimhashFeatureBuffer buffer;
+	const char *data;
+	size_t		len;
+	uint64		fp;
+	bool		found;
+
+	options.tokenizer = simhash_tokenizer_arg(PG_GETARG_TEXT_PP(1));
+	options.n = PG_GETARG_INT32(2);
+	options.weighting = simhash_weighting_arg(PG_GETARG_TEXT_PP(3));
+	options.min_features = PG_GETARG_INT32(4);
+
+	simhash_text_start(&state, &options, false, &buffer);
+	data = simhash_text_utf8(body, &len);
+	simhash_text_feed_all(&state, &buffer, data, len);
+	simhash_text_reserve(&state, &buffer, 0);
+	found = simhash_text_finish(&state, NULL, 0, 0, &fp);
+	if (buffer.data != NULL)
+		pfree(buffer.data);
+	if (!found)
+		PG_RETURN_NULL();
+	/* The unsigned fingerprint's bits, reinterpreted as a two's complement bigint. */
+	PG_RETURN_INT64((int64) fp);
+}
+
+PG_FUNCTION_INFO_V1(simhash_features_of_text);
+
+/*
+ * simhash_features(body text, tokenizer text, n integer)
+ * -> SETOF (feature bigint, count bigint): the distinct features of a text and how often
+ * each occurs, in ascending order of the unsigned feature hash.
+ */
+Datum
+simhash_features_of_text(PG_FUNCTION_ARGS)
+{
+	text	   *body = PG_GETARG_TEXT_PP(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	simhash_text_options options;
+	simhash_text_state state;
+	SimhashFeatureBuffer buffer;
+	const char *data;
+	size_t		len;
+	size_t		distinct = 0;
+	size_t		i;
+	uint64	   *counts;
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	simhash_status status;
+
+	options.tokenizer = simhash_tokenizer_arg(PG_GETARG_TEXT_PP(1));
+	options.n = PG_GETARG_INT32(2);
+	options.weighting = SIMHASH_WEIGHTING_TF;
+	options.min_features = 1;
+
+	InitMaterializedSRF(fcinfo, 0);
+
+	simhash_text_start(&state, &options, true, &buffer);
+	data = simhash_text_utf8(body, &len);
+	simhash_text_feed_all(&state, &buffer, data, len);
+	/* Room for the features the end of the text may still add. */
+	simhash_text_reserve(&state, &buffer, 0);
+	counts = MemoryContextAllocHuge(CurrentMemoryContext, (buffer.capacity + 1) * sizeof(uint64));
+	status = simhash_text_distinct(&state, counts, buffer.capacity, &distinct, errbuf,
+								   sizeof(errbuf));
+	if (status != SIMHASH_OK)
+		simhash_raise_status(status, errbuf);
+
+	for (i = 0; i < distinct; i++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		values[0] = Int64GetDatum((int64) buffer.data[i]);
+		values[1] = Int64GetDatum((int64) counts[i]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		if (i % 65536 == 65535)
+			CHECK_FOR_INTERRUPTS();
+	}
+	pfree(counts);
+	pfree(buffer.data);
+	return (Datum) 0;
+}

@@ -1,0 +1,57 @@
+/*
+ * Shared declarations of the glue of fingerprint options (options.c, tsvector.c, idf.c,
+ * features.c): UTF-8 conversion and running a simhash_text_state (src/capi/simhash_options.h)
+ * over a text with a palloc'd, growing feature buffer and interrupt checks.
+ */
+#ifndef SIMHASH_OPTIONS_PG_H
+#define SIMHASH_OPTIONS_PG_H
+
+#include "postgres.h"
+
+#include "capi/simhash_options.h"
+#include "pg/simhash_pg.h"
+
+/*
+ * A feature buffer in CurrentMemoryContext. It grows (repalloc_huge) when the core's feed
+ * limit gets small; at any time it holds at most the features collected so far plus the
+ * room for the next chunk (18 features per byte in the worst case, see
+ * core/text_options.hpp) and a small slack.
+ */
+typedef struct SimhashFeatureBuffer
+{
+	uint64	   *data;
+	size_t		capacity;
+} SimhashFeatureBuffer;
+
+/* The bytes of a text value as UTF-8 (converted from the database encoding if needed). */
+extern const char *simhash_text_utf8(text *t, size_t *len);
+
+/* Tokenizer and weighting codes from SQL text arguments (22023 naming the allowed values). */
+extern int32 simhash_tokenizer_arg(text *name);
+extern int32 simhash_weighting_arg(text *name);
+
+/* Starts *state with the options (22023 for invalid ones). */
+extern void simhash_text_start(simhash_text_state *state, const simhash_text_options *options,
+							   bool collect, SimhashFeatureBuffer *buffer);
+
+/* Feeds UTF-8 text in bounded chunks, growing the buffer, with interrupt checks. */
+extern void simhash_text_feed_all(simhash_text_state *state, SimhashFeatureBuffer *buffer,
+								  const char *data, size_t len);
+
+/*
+ * Makes room in the buffer for the end of the text plus `features` more features: call it
+ * with 0 before simhash_text_finish() or simhash_text_distinct(), and with len + 2 before
+ * adding a ready-made token of len bytes.
+ */
+extern void simhash_text_reserve(simhash_text_state *state, SimhashFeatureBuffer *buffer,
+								 size_t features);
+
+/*
+ * Ends the text: true with *fingerprint set, false when it has fewer features than
+ * min_features. df/df_size/docs are the document frequencies of the IDF weighting
+ * (NULL/0/0 otherwise).
+ */
+extern bool simhash_text_finish(simhash_text_state *state, const simhash_df_entry *df,
+								size_t df_size, int64 docs, uint64 *fingerprint);
+
+#endif							/* SIMHASH_OPTIONS_PG_H */
