@@ -7,7 +7,10 @@ EXTVERSION = 0.2
 MODULE_big = simhash
 OBJS = \
 	src/pg/simhash_pg.o \
+	src/pg/search.o \
 	src/capi/simhash_capi.o \
+	src/capi/search_capi.o \
+	src/core/blocks.o \
 	src/core/fingerprint.o \
 	src/core/tokenizer.o \
 	src/core/unicode.o
@@ -23,6 +26,7 @@ REGRESS = \
 	simhash_basic \
 	simhash_text \
 	simhash_usage \
+	simhash_search \
 	simhash_upgrade \
 	simhash_catalog
 REGRESS_OPTS = --inputdir=. --outputdir=.
