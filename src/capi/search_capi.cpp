@@ -6,10 +6,12 @@
 
 #include "capi/guard.hpp"
 #include "core/blocks.hpp"
+#include "core/locks.hpp"
 
 using simhash::capi::guarded;
 
 static_assert(SIMHASH_MAX_BLOCKS == simhash::kMaxBlocks, "keep the C and C++ limits equal");
+static_assert(SIMHASH_MAX_LOCK_KEYS == simhash::kMaxLockKeys, "keep the C and C++ limits equal");
 
 extern "C" {
 
@@ -79,6 +81,21 @@ simhash_status simhash_choose_blocks(std::int32_t max_distance, double rows,
   return guarded(errbuf, errcap, [&] {
     if (blocks == nullptr) throw std::invalid_argument("null argument");
     *blocks = simhash::choose_blocks(max_distance, rows);
+    return SIMHASH_OK;
+  });
+}
+
+simhash_status simhash_lock_keys(std::uint64_t fp, std::int32_t k, std::uint32_t* out,
+                                 std::size_t cap, std::size_t* count, char* errbuf,
+                                 std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (count == nullptr || (out == nullptr && cap != 0)) {
+      throw std::invalid_argument("null argument");
+    }
+    const std::vector<std::uint32_t> keys = simhash::lock_keys(fp, k);
+    if (keys.size() > cap) throw std::invalid_argument("lock key buffer too small");
+    std::copy(keys.begin(), keys.end(), out);
+    *count = keys.size();
     return SIMHASH_OK;
   });
 }

@@ -50,6 +50,16 @@ simhash_status simhash_plan_probes(int32_t blocks, uint32_t present_mask, int32_
 simhash_status simhash_choose_blocks(int32_t max_distance, double rows, int32_t *blocks,
                                      char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
 
+/* Most lock keys of one fingerprint (see core/locks.hpp). */
+#define SIMHASH_MAX_LOCK_KEYS 160
+
+/*
+ * The serialisation keys of fp for writers of near duplicates within k bits (0..16):
+ * sorted, distinct, into out[0..cap); *count receives their number.
+ */
+simhash_status simhash_lock_keys(uint64_t fp, int32_t k, uint32_t *out, size_t cap,
+                                 size_t *count, char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif
