@@ -8,10 +8,12 @@ MODULE_big = simhash
 OBJS = \
 	src/pg/simhash_pg.o \
 	src/pg/search.o \
+	src/pg/dedupe.o \
 	src/capi/simhash_capi.o \
 	src/capi/search_capi.o \
 	src/core/blocks.o \
 	src/core/fingerprint.o \
+	src/core/locks.o \
 	src/core/tokenizer.o \
 	src/core/unicode.o
 
@@ -27,6 +29,7 @@ REGRESS = \
 	simhash_text \
 	simhash_usage \
 	simhash_search \
+	simhash_dedupe \
 	simhash_upgrade \
 	simhash_catalog
 REGRESS_OPTS = --inputdir=. --outputdir=.

@@ -46,6 +46,7 @@
 #include "utils/rel.h"
 
 #include "capi/search_capi.h"
+#include "pg/search.h"
 #include "pg/simhash_pg.h"
 
 /* At most this many probes for one block in simhash_block_probes(). */
@@ -216,27 +217,6 @@ extension_function(Oid nsp, const char *name, int nargs, const Oid *argtypes)
 	return LookupFuncName(qualified, nargs, argtypes, true);
 }
 
-/* One B-tree index of block i of a layout of b blocks on the column being searched. */
-typedef struct BlockIndex
-{
-	Oid			index;			/* InvalidOid: no index for this block */
-	Node	   *key;			/* its expression, simhash_block(column, b, i), varno 1 */
-} BlockIndex;
-
-typedef struct Layouts
-{
-	/* by[b][i]: block i of the layout of b blocks */
-	BlockIndex	by[SIMHASH_MAX_BLOCKS + 1][SIMHASH_MAX_BLOCKS];
-	double		rows;			/* estimated rows of the table */
-} Layouts;
-
-/* The layout and radii chosen for one search, or blocks = 0 when none is worth it. */
-typedef struct SearchPlan
-{
-	int			blocks;
-	simhash_probe_plan probes;
-} SearchPlan;
-
 /*
  * If expr is simhash_block(<column attno>, <b>, <i>) with constant b and i, stores b and i.
  */
@@ -271,8 +251,8 @@ is_block_key(Node *expr, Oid block_fn, AttrNumber attno, int *b, int *i)
  * of relation relid, column attno, and estimates the relation's rows. The relation must
  * be locked already; its indexes are locked with lockmode, as the planner does.
  */
-static void
-find_layouts(Oid relid, AttrNumber attno, Oid block_fn, LOCKMODE lockmode, Layouts *layouts)
+void
+simhash_find_layouts(Oid relid, AttrNumber attno, Oid block_fn, LOCKMODE lockmode, SimhashLayouts *layouts)
 {
 	Relation	rel = table_open(relid, NoLock);
 	List	   *indexes = RelationGetIndexList(rel);
@@ -317,10 +297,10 @@ find_layouts(Oid relid, AttrNumber attno, Oid block_fn, LOCKMODE lockmode, Layou
 }
 
 /* The cheapest layout and radii for distance k, if index lookups are worth it. */
-static SearchPlan
-choose_search(const Layouts *layouts, int k)
+SimhashSearchPlan
+simhash_choose_search(const SimhashLayouts *layouts, int k)
 {
-	SearchPlan	best = {0};
+	SimhashSearchPlan	best = {0};
 	double		rows = Max(layouts->rows, 1.0);
 
 	for (int b = 2; b <= SIMHASH_MAX_BLOCKS; b++)
@@ -348,8 +328,8 @@ choose_search(const Layouts *layouts, int k)
 	return best;
 }
 
-static Oid
-block_function(Oid nsp)
+Oid
+simhash_block_function(Oid nsp)
 {
 	Oid			args[3] = {INT8OID, INT4OID, INT4OID};
 
@@ -364,16 +344,16 @@ static Node *
 index_condition(RangeTblEntry *rte, Var *var, Node *other, int k, Oid nsp)
 {
 	Oid			probe_args[4] = {INT8OID, INT4OID, INT4OID, INT4OID};
-	Oid			block_fn = block_function(nsp);
+	Oid			block_fn = simhash_block_function(nsp);
 	Oid			probes_fn = extension_function(nsp, "simhash_block_probes", 4, probe_args);
-	Layouts		layouts;
-	SearchPlan	plan;
+	SimhashLayouts		layouts;
+	SimhashSearchPlan	plan;
 	List	   *arms = NIL;
 
 	if (!OidIsValid(block_fn) || !OidIsValid(probes_fn))
 		return NULL;
-	find_layouts(rte->relid, var->varattno, block_fn, rte->rellockmode, &layouts);
-	plan = choose_search(&layouts, k);
+	simhash_find_layouts(rte->relid, var->varattno, block_fn, rte->rellockmode, &layouts);
+	plan = simhash_choose_search(&layouts, k);
 	if (plan.blocks == 0)
 		return NULL;
 
@@ -546,8 +526,8 @@ simhash_search_plan(PG_FUNCTION_ARGS)
 	char		relkind;
 	AttrNumber	attno;
 	Oid			block_fn;
-	Layouts		layouts;
-	SearchPlan	plan;
+	SimhashLayouts		layouts;
+	SimhashSearchPlan	plan;
 
 	check_distance(k);
 	InitMaterializedSRF(fcinfo, 0);
@@ -571,11 +551,11 @@ simhash_search_plan(PG_FUNCTION_ARGS)
 						quote_identifier(NameStr(*col)), qualified_name(relid),
 						format_type_be(get_atttype(relid, attno)))));
 
-	block_fn = block_function(get_func_namespace(fcinfo->flinfo->fn_oid));
+	block_fn = simhash_block_function(get_func_namespace(fcinfo->flinfo->fn_oid));
 	if (!OidIsValid(block_fn))
 		return (Datum) 0;
-	find_layouts(relid, attno, block_fn, AccessShareLock, &layouts);
-	plan = choose_search(&layouts, k);
+	simhash_find_layouts(relid, attno, block_fn, AccessShareLock, &layouts);
+	plan = simhash_choose_search(&layouts, k);
 	for (int i = 0; i < plan.blocks; i++)
 	{
 		Datum		values[6];

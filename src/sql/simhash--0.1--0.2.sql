@@ -359,6 +359,15 @@ COMMENT ON FUNCTION simhash_skew(regclass, name, integer) IS
 
 -- == Dedupe on insert: the simhash_dedupe() trigger (issue 5) ============================
 
+-- CREATE TRIGGER ... BEFORE INSERT OR UPDATE OF body ON docs FOR EACH ROW
+--     EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject' | 'skip' | 'link' [, 'link_column']);
+-- See src/pg/dedupe.c and the README. Runs with the caller's rights.
+CREATE FUNCTION simhash_dedupe() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'simhash_dedupe'
+    LANGUAGE C;
+COMMENT ON FUNCTION simhash_dedupe() IS
+'BEFORE INSERT OR UPDATE row trigger keeping near duplicates out: arguments text column, fingerprint column, maximum distance, policy reject | skip | link [, link column]';
+
 
 -- == All pairs and clusters of a table (issue 6) =========================================
 
