@@ -34,6 +34,14 @@ REGRESS = \
 	simhash_catalog
 REGRESS_OPTS = --inputdir=. --outputdir=.
 
+# Isolation tests (specs/NAME.spec, expected/NAME.out): exact interleavings of concurrent
+# sessions, run by pg_isolation_regress after the pg_regress files.
+ISOLATION = \
+	simhash_dedupe_read_committed \
+	simhash_dedupe_snapshot \
+	simhash_dedupe_policies
+ISOLATION_OPTS = --inputdir=. --outputdir=output_iso
+
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CXXFLAGS = -std=c++17 -O3 -fvisibility=hidden -fvisibility-inlines-hidden
 SHLIB_LINK = -lstdc++
