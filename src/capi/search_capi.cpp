@@ -56,14 +56,18 @@ simhash_status simhash_block_probes(std::uint64_t q, std::int32_t blocks, std::i
 }
 
 simhash_status simhash_plan_probes(std::int32_t blocks, std::uint32_t present_mask,
-                                   std::int32_t k, double rows, simhash_probe_plan* plan,
-                                   char* errbuf, std::size_t errcap) noexcept {
+                                   std::int32_t k, double rows, double candidate_cost,
+                                   simhash_probe_plan* plan, char* errbuf,
+                                   std::size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
     if (plan == nullptr) throw std::invalid_argument("null argument");
     simhash::check_block(blocks, 0);
     std::vector<bool> present(static_cast<std::size_t>(blocks));
     for (int i = 0; i < blocks; ++i) present[static_cast<std::size_t>(i)] = (present_mask >> i) & 1U;
-    const simhash::ProbePlan p = simhash::plan_probes(blocks, present, k, rows);
+    if (!(candidate_cost >= 0)) throw std::invalid_argument("candidate cost must be >= 0");
+    simhash::ProbeCosts costs;
+    costs.candidate = candidate_cost;
+    const simhash::ProbePlan p = simhash::plan_probes(blocks, present, k, rows, costs);
     for (int i = 0; i < SIMHASH_MAX_BLOCKS; ++i) {
       plan->radius[i] = i < blocks ? p.radius[static_cast<std::size_t>(i)] : -1;
     }

@@ -41,10 +41,14 @@ typedef struct simhash_probe_plan {
     int32_t feasible;                   /* 0: the blocks present cannot cover k */
 } simhash_probe_plan;
 
-/* present_mask: bit i set when block i has an index. rows: estimated table rows. */
+/*
+ * present_mask: bit i set when block i has an index. rows: estimated table rows.
+ * candidate_cost: what checking one candidate row costs, in index descents (about 1 when
+ * the row is read from the table, much less when the index holds the fingerprint).
+ */
 simhash_status simhash_plan_probes(int32_t blocks, uint32_t present_mask, int32_t k,
-                                   double rows, simhash_probe_plan *plan, char *errbuf,
-                                   size_t errcap) SIMHASH_NOEXCEPT;
+                                   double rows, double candidate_cost, simhash_probe_plan *plan,
+                                   char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
 
 /* The number of blocks for a layout serving distances up to max_distance on ~rows rows. */
 simhash_status simhash_choose_blocks(int32_t max_distance, double rows, int32_t *blocks,

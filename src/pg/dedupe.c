@@ -91,7 +91,14 @@ typedef struct DedupeTarget
 	AttrNumber	key_attnos[INDEX_MAX_KEYS];
 	SimhashSearchPlan plan;		/* blocks = 0: read the whole relation */
 	Oid			indexes[SIMHASH_MAX_BLOCKS];
+	bool		has_fingerprint[SIMHASH_MAX_BLOCKS];	/* (block, fp) index */
 } DedupeTarget;
+
+/*
+ * Checking a candidate costs about one index descent when its row must be read from the
+ * table, and about this much when the index holds the fingerprint.
+ */
+#define IN_INDEX_CANDIDATE_COST 0.05
 
 /* The trigger's arguments, checked, and what it searches; made once per statement. */
 typedef struct DedupeConfig
@@ -133,8 +140,10 @@ typedef struct LockCount
 #define LOCK_COUNTS 16
 static LockCount lock_counts[LOCK_COUNTS];
 
-/* Tables already warned about in this session (no layout: the whole table is read). */
+/* Tables already warned about in this session: no layout (the whole table is read), or a
+ * layout that costs the trigger many more index lookups than k + 1 blocks would. */
 static List *warned_tables = NIL;
+static List *advised_tables = NIL;
 
 static void
 check_status(simhash_status status, const char *errbuf)
@@ -203,6 +212,7 @@ make_target(DedupeTarget *t, Oid relid, const char *fp_name, const char *link_na
 			Relation root, int nkeys, const AttrNumber *root_keys, Oid block_fn, int k)
 {
 	SimhashLayouts layouts;
+	bool		in_index = true;
 
 	memset(t, 0, sizeof(*t));
 	t->relid = relid;
@@ -212,9 +222,16 @@ make_target(DedupeTarget *t, Oid relid, const char *fp_name, const char *link_na
 		t->key_attnos[i] = get_attnum(relid, NameStr(TupleDescAttr(RelationGetDescr(root),
 																	 root_keys[i] - 1)->attname));
 	simhash_find_layouts(relid, t->fp_attno, block_fn, AccessShareLock, &layouts);
-	t->plan = simhash_choose_search(&layouts, k);
+	for (int b = 2; b <= SIMHASH_MAX_BLOCKS; b++)
+		for (int i = 0; i < b; i++)
+			if (OidIsValid(layouts.by[b][i].index) && !layouts.by[b][i].has_fingerprint)
+				in_index = false;
+	t->plan = simhash_choose_search(&layouts, k, in_index ? IN_INDEX_CANDIDATE_COST : 1.0);
 	for (int i = 0; i < t->plan.blocks; i++)
+	{
 		t->indexes[i] = layouts.by[t->plan.blocks][i].index;
+		t->has_fingerprint[i] = layouts.by[t->plan.blocks][i].has_fingerprint;
+	}
 }
 
 /* Parses and checks the trigger's arguments and finds what to search: see the file header. */
@@ -358,6 +375,21 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 						get_rel_name(c->root), tg->tgargs[1], c->k),
 				 errhint("Run simhash_create_index('%s', '%s', %d).",
 						 get_rel_name(c->root), tg->tgargs[1], c->k)));
+	}
+	else if (c->indexed && c->k + 1 <= SIMHASH_MAX_BLOCKS &&
+			 c->targets[0].plan.probes.probes > (uint64) (2 * (c->k + 1)) &&
+			 !list_member_oid(advised_tables, c->root))
+	{
+		MemoryContext top = MemoryContextSwitchTo(TopMemoryContext);
+
+		advised_tables = lappend_oid(advised_tables, c->root);
+		MemoryContextSwitchTo(top);
+		ereport(NOTICE,
+				(errmsg("simhash_dedupe: with the %d-block layout of %s.%s, every row written takes " UINT64_FORMAT " index lookups at distance %d",
+						c->targets[0].plan.blocks, get_rel_name(c->root), tg->tgargs[1],
+						c->targets[0].plan.probes.probes, c->k),
+				 errhint("A layout of %d blocks takes %d: simhash_create_index('%s', '%s', %d, blocks => %d).",
+						 c->k + 1, c->k + 1, get_rel_name(c->root), tg->tgargs[1], c->k, c->k + 1)));
 	}
 	MemoryContextSwitchTo(old);
 	return c;
@@ -588,6 +620,8 @@ search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, Snapshot snapshot,
 											  errbuf, sizeof(errbuf)), errbuf);
 			ind = index_open(t->indexes[i], AccessShareLock);
 			scan = index_beginscan(rel, ind, snapshot, 1, 0);
+			/* With the fingerprint in the index, only matches are read from the table. */
+			scan->xs_want_itup = t->has_fingerprint[i];
 			for (size_t p = 0; p < n; p++)
 			{
 				ScanKeyData key;
@@ -595,6 +629,27 @@ search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, Snapshot snapshot,
 				ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT4EQ,
 							Int32GetDatum((int32) probes[p]));
 				index_rescan(scan, &key, 1, NULL, 0);
+				if (t->has_fingerprint[i])
+				{
+					while (index_getnext_tid(scan, ForwardScanDirection) != NULL)
+					{
+						bool		isnull;
+						Datum		d = index_getattr(scan->xs_itup, 2, scan->xs_itupdesc, &isnull);
+						int			distance;
+
+						if (isnull)
+							continue;
+						distance = simhash_hamming(fp, (uint64) DatumGetInt64(d));
+						if (distance > c->k)
+							continue;
+						/* An MVCC snapshot sees at most one version of a HOT chain. */
+						if (!index_fetch_heap(scan, slot) ||
+							is_old_row(t, slot, old_relid, old_tid))
+							continue;
+						consider(c, t, rel, slot, distance, xact_snapshot, found);
+					}
+					continue;
+				}
 				while (index_getnext_slot(scan, ForwardScanDirection, slot))
 				{
 					bool		isnull;

@@ -266,16 +266,25 @@ simhash_find_layouts(Oid relid, AttrNumber attno, Oid block_fn, LOCKMODE lockmod
 		int			b,
 					i;
 
-		if (form->indisvalid && form->indnatts == 1 && form->indkey.values[0] == 0 &&
+		/*
+		 * A block index has simhash_block(column, b, i) as its first key column and,
+		 * optionally, the fingerprint column itself as its second, which lets the
+		 * dedupe trigger check candidates without reading the table.
+		 */
+		if (form->indisvalid && form->indkey.values[0] == 0 &&
+			(form->indnatts == 1 ||
+			 (form->indnatts == 2 && form->indnkeyatts == 2 && form->indkey.values[1] == attno)) &&
 			ind->rd_rel->relam == BTREE_AM_OID && RelationGetIndexPredicate(ind) == NIL)
 		{
 			Node	   *key = linitial(RelationGetIndexExpressions(ind));
 
 			if (is_block_key(key, block_fn, attno, &b, &i) &&
-				!OidIsValid(layouts->by[b][i].index))
+				(!OidIsValid(layouts->by[b][i].index) ||
+				 (form->indnatts == 2 && !layouts->by[b][i].has_fingerprint)))
 			{
 				layouts->by[b][i].index = RelationGetRelid(ind);
 				layouts->by[b][i].key = key;
+				layouts->by[b][i].has_fingerprint = form->indnatts == 2;
 			}
 		}
 		index_close(ind, NoLock);
@@ -298,7 +307,7 @@ simhash_find_layouts(Oid relid, AttrNumber attno, Oid block_fn, LOCKMODE lockmod
 
 /* The cheapest layout and radii for distance k, if index lookups are worth it. */
 SimhashSearchPlan
-simhash_choose_search(const SimhashLayouts *layouts, int k)
+simhash_choose_search(const SimhashLayouts *layouts, int k, double candidate_cost)
 {
 	SimhashSearchPlan	best = {0};
 	double		rows = Max(layouts->rows, 1.0);
@@ -314,7 +323,8 @@ simhash_choose_search(const SimhashLayouts *layouts, int k)
 				present |= 1U << i;
 		if (present == 0)
 			continue;
-		if (simhash_plan_probes(b, present, k, rows, &plan, errbuf, sizeof(errbuf)) != SIMHASH_OK ||
+		if (simhash_plan_probes(b, present, k, rows, candidate_cost, &plan, errbuf,
+								sizeof(errbuf)) != SIMHASH_OK ||
 			!plan.feasible)
 			continue;
 		if (plan.probes > MAX_PLANNED_PROBES || plan.cost > Max(rows, MIN_ROWS) * SEQ_COST_PER_ROW)
@@ -353,7 +363,7 @@ index_condition(RangeTblEntry *rte, Var *var, Node *other, int k, Oid nsp)
 	if (!OidIsValid(block_fn) || !OidIsValid(probes_fn))
 		return NULL;
 	simhash_find_layouts(rte->relid, var->varattno, block_fn, rte->rellockmode, &layouts);
-	plan = simhash_choose_search(&layouts, k);
+	plan = simhash_choose_search(&layouts, k, 1.0);
 	if (plan.blocks == 0)
 		return NULL;
 
@@ -555,7 +565,7 @@ simhash_search_plan(PG_FUNCTION_ARGS)
 	if (!OidIsValid(block_fn))
 		return (Datum) 0;
 	simhash_find_layouts(relid, attno, block_fn, AccessShareLock, &layouts);
-	plan = simhash_choose_search(&layouts, k);
+	plan = simhash_choose_search(&layouts, k, 1.0);
 	for (int i = 0; i < plan.blocks; i++)
 	{
 		Datum		values[6];

@@ -17,6 +17,7 @@ typedef struct SimhashBlockIndex
 {
 	Oid			index;			/* InvalidOid: no index for this block */
 	Node	   *key;			/* its expression, simhash_block(column, b, i), varno 1 */
+	bool		has_fingerprint;	/* the column is the index's second key column */
 } SimhashBlockIndex;
 
 typedef struct SimhashLayouts
@@ -37,14 +38,19 @@ typedef struct SimhashSearchPlan
 extern Oid	simhash_block_function(Oid nsp);
 
 /*
- * The valid, non-partial, single-column B-tree indexes on simhash_block(column attno, b, i)
+ * The valid, non-partial B-tree indexes on simhash_block(column attno, b, i) [, column]
  * of relation relid (locked already by the caller), and its estimated rows. The indexes
  * are locked with lockmode.
  */
 extern void simhash_find_layouts(Oid relid, AttrNumber attno, Oid block_fn, LOCKMODE lockmode,
 								 SimhashLayouts *layouts);
 
-/* The cheapest layout and probe radii for distance k, if index lookups are worth it. */
-extern SimhashSearchPlan simhash_choose_search(const SimhashLayouts *layouts, int k);
+/*
+ * The cheapest layout and probe radii for distance k, if index lookups are worth it;
+ * candidate_cost: what checking one candidate costs, in index descents (1 for a row read
+ * through a bitmap heap scan).
+ */
+extern SimhashSearchPlan simhash_choose_search(const SimhashLayouts *layouts, int k,
+											   double candidate_cost);
 
 #endif							/* SIMHASH_PG_SEARCH_H */

@@ -236,8 +236,10 @@ BEGIN
             suffix := suffix + 1;
             idxname := format('%s_simhash%s_%s_%s', base, b, i, suffix);
         END LOOP;
-        EXECUTE format('CREATE INDEX %I ON %s USING btree (@extschema@.simhash_block(%I, %s, %s))',
-                       idxname, tbl, col, b, i);
+        -- The fingerprint as second key column: the dedupe trigger checks candidates in
+        -- the index; identical fingerprints still share one index entry.
+        EXECUTE format('CREATE INDEX %I ON %s USING btree (@extschema@.simhash_block(%I, %s, %s), %I)',
+                       idxname, tbl, col, b, i, col);
         RETURN NEXT format('%I.%I', nsp, idxname)::regclass;
     END LOOP;
     INSERT INTO @extschema@.simhash_layouts (tbl, col, max_distance, blocks)

@@ -178,12 +178,12 @@ TEST(SearchCapi, ReportsErrorsThroughTheStatus) {
             SIMHASH_INVALID_ARGUMENT);
 
   simhash_probe_plan plan;
-  EXPECT_EQ(simhash_plan_probes(3, 0x7, 6, 1e6, &plan, err, sizeof err), SIMHASH_OK);
+  EXPECT_EQ(simhash_plan_probes(3, 0x7, 6, 1e6, 1.0, &plan, err, sizeof err), SIMHASH_OK);
   EXPECT_EQ(plan.feasible, 1);
   EXPECT_EQ(plan.radius[3], -1);
-  EXPECT_EQ(simhash_plan_probes(3, 0x1, 30, 1e6, &plan, err, sizeof err), SIMHASH_OK);
+  EXPECT_EQ(simhash_plan_probes(3, 0x1, 30, 1e6, 1.0, &plan, err, sizeof err), SIMHASH_OK);
   EXPECT_EQ(plan.feasible, 0);  // one 21-bit block cannot cover 30 bits
-  EXPECT_EQ(simhash_plan_probes(3, 0x7, -1, 1e6, &plan, err, sizeof err),
+  EXPECT_EQ(simhash_plan_probes(3, 0x7, -1, 1e6, 1.0, &plan, err, sizeof err),
             SIMHASH_INVALID_ARGUMENT);
 
   std::int32_t blocks = 0;
