@@ -120,6 +120,12 @@ LEFT JOIN docs od ON od.id = d.dup_of LEFT JOIN texts o ON o.body = od.body ORDE
 UPDATE docs SET body = 'Something else entirely, nothing like any licence text in this table.' WHERE dup_of IS NOT NULL AND id = (SELECT min(id) FROM docs WHERE dup_of IS NOT NULL);
 SELECT count(*) FILTER (WHERE dup_of IS NOT NULL) AS linked FROM docs;
 
+-- a table with the trigger gets a layout of k + 1 blocks: one lookup per block and row
+CREATE TABLE triggered (id integer PRIMARY KEY, body text, fp bigint);
+CREATE TRIGGER dedupe BEFORE INSERT ON triggered FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '5', 'reject');
+SELECT count(*) AS blocks FROM simhash_create_index('triggered', 'fp', 5);
+DROP TABLE triggered;
+
 -- without block indexes the trigger still works, and says so once per session
 DROP TRIGGER dedupe ON docs;
 CREATE TABLE plain (id integer PRIMARY KEY, body text, fp bigint);
