@@ -8,13 +8,18 @@ MODULE_big = simhash
 OBJS = \
 	src/pg/simhash_pg.o \
 	src/pg/convert.o \
+	src/pg/dedupe.o \
 	src/pg/features.o \
 	src/pg/idf.o \
 	src/pg/options.o \
+	src/pg/search.o \
 	src/pg/tsvector.o \
 	src/capi/simhash_capi.o \
 	src/capi/options_capi.o \
+	src/capi/search_capi.o \
+	src/core/blocks.o \
 	src/core/fingerprint.o \
+	src/core/locks.o \
 	src/core/text_options.o \
 	src/core/tokenizer.o \
 	src/core/unicode.o \
@@ -31,14 +36,24 @@ REGRESS = \
 	simhash_basic \
 	simhash_text \
 	simhash_usage \
-	simhash_upgrade \
 	simhash_options \
 	simhash_features \
 	simhash_tsvector \
 	simhash_idf \
 	simhash_convert \
+	simhash_search \
+	simhash_dedupe \
+	simhash_upgrade \
 	simhash_catalog
 REGRESS_OPTS = --inputdir=. --outputdir=.
+
+# Isolation tests (specs/NAME.spec, expected/NAME.out): exact interleavings of concurrent
+# sessions, run by pg_isolation_regress after the pg_regress files.
+ISOLATION = \
+	simhash_dedupe_read_committed \
+	simhash_dedupe_snapshot \
+	simhash_dedupe_policies
+ISOLATION_OPTS = --inputdir=. --outputdir=output_iso
 
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CXXFLAGS = -std=c++17 -O3 -fvisibility=hidden -fvisibility-inlines-hidden

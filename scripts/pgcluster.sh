@@ -46,7 +46,9 @@ _pgcluster_pick_user() {
 }
 
 # pgcluster_start : create and start a cluster, and export PGHOST, PGPORT, PGUSER,
-# PGDATABASE (and PGCLIENTENCODING=UTF8) for psql, pg_regress and friends.
+# PGDATABASE (and PGCLIENTENCODING=UTF8) for psql, pg_regress and friends. Settings in
+# PGCLUSTER_SETTINGS (lines of postgresql.conf, e.g. "shared_buffers = '2GB'") are added
+# to the configuration.
 pgcluster_start() {
     if [[ -n ${PGCLUSTER_DIR} ]]; then
         log "error: a cluster is already running in ${PGCLUSTER_DIR}"
@@ -90,6 +92,7 @@ port = ${port}
 fsync = off
 synchronous_commit = off
 full_page_writes = off
+${PGCLUSTER_SETTINGS:-}
 EOF
     then
         _pgcluster_cleanup

@@ -7,9 +7,11 @@
 #   setup          scripts/setup.sh: packages, Release build (build/), extension install
 #   ctest-release  the C++ unit tests of the Release build
 #   ctest-asan     a Debug build with AddressSanitizer + UBSan (build-asan/) and its tests
-#   pg_regress     `make installcheck` against a throwaway PostgreSQL cluster
+#   pg_regress     `make installcheck` against a throwaway PostgreSQL cluster: the
+#                  pg_regress files, then the isolation specs (pg_isolation_regress)
+#   stress         test/stress/dedupe_stress.sh: 16 concurrent writers of near duplicates
 #
-# Ends with the line "N passed, N failed" counting the three test stages, and exits
+# Ends with the line "N passed, N failed" counting the test stages, and exits
 # non-zero when any of them, or the setup, failed.
 set -euo pipefail
 
@@ -65,15 +67,22 @@ stage_pg_regress() {
     pgcluster_start || return 1
     make PG_CONFIG="${PG_CONFIG}" installcheck || status=$?
     if [[ ${status} -ne 0 ]]; then
-        if [[ -f regression.diffs ]]; then
-            log "regression.diffs:"
-            cat regression.diffs >&2
-        fi
+        local diffs
+        for diffs in regression.diffs output_iso/regression.diffs; do
+            if [[ -f ${diffs} ]]; then
+                log "${diffs}:"
+                cat "${diffs}" >&2
+            fi
+        done
         log "last lines of the server log:"
         tail -n 40 "${PGCLUSTER_DIR}/server.log" >&2 || true
     fi
     pgcluster_stop
     return "${status}"
+}
+
+stage_stress() {
+    test/stress/dedupe_stress.sh
 }
 
 # A stage that needs what setup builds or installs is failed, not run, when setup failed:
@@ -101,6 +110,7 @@ fi
 needs_setup ctest-release stage_ctest_release
 run_stage ctest-asan stage_ctest_asan
 needs_setup pg_regress stage_pg_regress
+needs_setup stress stage_stress
 
 printf '\n' >&2
 printf '%s\n' "${summary[@]}" >&2

@@ -145,8 +145,374 @@ COMMENT ON FUNCTION simhash_from_numeric(numeric) IS
 
 -- == Near-duplicate search: block keys, simhash_near, index layouts (issue 4) ============
 
+-- Block keys. A layout of b blocks splits the 64 bits into b contiguous ranges; block i
+-- holds bits [64 i / b, 64 (i + 1) / b).
+CREATE FUNCTION simhash_block(fp bigint, blocks integer, block integer) RETURNS integer
+    AS 'MODULE_PATHNAME', 'simhash_block_int8'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_block(bigint, integer, integer) IS
+'bits of block `block` (0-based) of a layout of `blocks` blocks (2..16) of a fingerprint, as an integer: the key of a block index';
+
+CREATE FUNCTION simhash_block_probes(q bigint, blocks integer, block integer, radius integer)
+    RETURNS integer[]
+    AS 'MODULE_PATHNAME', 'simhash_block_probes_int8'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_block_probes(bigint, integer, integer, integer) IS
+'every block value within `radius` bits of block `block` of q: the keys simhash_near looks up';
+
+-- The radius predicate. simhash_within is the plain check; simhash_near is the same check
+-- whose planner support function turns it into block-index lookups when the table has a
+-- layout (see src/pg/search.c).
+CREATE FUNCTION simhash_within_support(internal) RETURNS internal
+    AS 'MODULE_PATHNAME', 'simhash_within_support'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_within_support(internal) IS
+'planner support of simhash_within: selectivity estimate';
+
+CREATE FUNCTION simhash_within(fp bigint, q bigint, k integer) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_near_int8'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+    SUPPORT simhash_within_support;
+COMMENT ON FUNCTION simhash_within(bigint, bigint, integer) IS
+'true when hamming(fp, q) <= k (0..64); never turned into index lookups (simhash_near is)';
+
+CREATE FUNCTION simhash_near_support(internal) RETURNS internal
+    AS 'MODULE_PATHNAME', 'simhash_near_support'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_near_support(internal) IS
+'planner support of simhash_near: rewrites it into block-index lookups, selectivity estimate';
+
+CREATE FUNCTION simhash_near(fp bigint, q bigint, k integer) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_near_int8'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+    SUPPORT simhash_near_support;
+COMMENT ON FUNCTION simhash_near(bigint, bigint, integer) IS
+'true when hamming(fp, q) <= k (0..64); with a constant k, uses the block indexes made by simhash_create_index on fp''s column';
+
+CREATE FUNCTION simhash_layout_blocks(max_distance integer, rows double precision)
+    RETURNS integer
+    AS 'MODULE_PATHNAME', 'simhash_layout_blocks'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_layout_blocks(integer, double precision) IS
+'number of blocks simhash_create_index chooses for distances up to max_distance on a table of about `rows` rows';
+
+-- The layouts made by simhash_create_index, one row per indexed column. Dumped by pg_dump
+-- with the users' data. Anyone may read it; a row can be written only by roles that own
+-- (or are members of the owner of) its table.
+CREATE TABLE simhash_layouts (
+    tbl          regclass NOT NULL,
+    col          name NOT NULL,
+    max_distance integer NOT NULL CHECK (max_distance BETWEEN 0 AND 16),
+    blocks       integer NOT NULL CHECK (blocks BETWEEN 2 AND 16),
+    created      timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    PRIMARY KEY (tbl, col)
+);
+COMMENT ON TABLE simhash_layouts IS
+'block-index layouts made by simhash_create_index: table, fingerprint column, largest distance served, number of blocks';
+SELECT pg_catalog.pg_extension_config_dump('simhash_layouts', '');
+GRANT SELECT, INSERT, UPDATE, DELETE ON simhash_layouts TO PUBLIC;
+ALTER TABLE simhash_layouts ENABLE ROW LEVEL SECURITY;
+CREATE POLICY simhash_layouts_read ON simhash_layouts FOR SELECT USING (true);
+CREATE POLICY simhash_layouts_owner ON simhash_layouts
+    USING (pg_catalog.pg_has_role((SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = tbl), 'USAGE'))
+    WITH CHECK (pg_catalog.pg_has_role((SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = tbl), 'USAGE'));
+
+-- Rows of dropped tables and columns go away with them.
+CREATE FUNCTION simhash_layouts_cleanup() RETURNS event_trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    DELETE FROM @extschema@.simhash_layouts l
+    WHERE NOT EXISTS (SELECT 1 FROM pg_attribute a
+                      WHERE a.attrelid = l.tbl AND a.attname = l.col AND NOT a.attisdropped);
+END
+$$;
+COMMENT ON FUNCTION simhash_layouts_cleanup() IS
+'event trigger: forgets the layouts of dropped tables and columns';
+CREATE EVENT TRIGGER simhash_layouts_cleanup ON sql_drop
+    EXECUTE FUNCTION simhash_layouts_cleanup();
+
+CREATE FUNCTION simhash_search_plan(tbl regclass, col name, k integer)
+    RETURNS TABLE (index regclass, blocks integer, block integer, radius integer,
+                   probes bigint, candidates double precision)
+    AS 'MODULE_PATHNAME', 'simhash_search_plan'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_search_plan(regclass, name, integer) IS
+'how simhash_near(col, q, k) on tbl is served: each block index looked up, with its radius, probes and expected candidate rows (random fingerprints); no row: the table is read instead';
+
+-- Checks that col is a bigint column of tbl (a table, partitioned table or materialized
+-- view); returns its attribute number.
+CREATE FUNCTION simhash_check_column(tbl regclass, col name) RETURNS smallint
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    kind "char";
+    typ oid;
+    num smallint;
+BEGIN
+    IF tbl IS NULL OR col IS NULL THEN
+        RAISE EXCEPTION 'simhash: table and column must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
+    IF kind IS NULL OR kind NOT IN ('r', 'p', 'm') THEN
+        RAISE EXCEPTION 'simhash: % is not a table or materialized view', tbl
+            USING ERRCODE = 'wrong_object_type';
+    END IF;
+    SELECT a.atttypid, a.attnum INTO typ, num FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+    IF typ IS NULL THEN
+        RAISE EXCEPTION 'simhash: column % of % does not exist', quote_ident(col), tbl
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF typ <> 'bigint'::regtype THEN
+        RAISE EXCEPTION 'simhash: column % of % is of type %, not bigint', quote_ident(col), tbl, typ::regtype
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    RETURN num;
+END
+$$;
+COMMENT ON FUNCTION simhash_check_column(regclass, name) IS
+'raises an error unless col is a bigint column of table tbl; returns its attribute number';
+
+-- The block indexes of tbl.col (found through their dependencies on simhash_block and on
+-- the column, whatever their names).
+CREATE FUNCTION simhash_block_indexes(tbl regclass, col name)
+    RETURNS TABLE (index regclass, blocks integer, block integer)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+    SELECT i.indexrelid::regclass,
+           (regexp_match(pg_get_indexdef(i.indexrelid), 'simhash_block\([^,]+, ([0-9]+), ([0-9]+)\)'))[1]::integer,
+           (regexp_match(pg_get_indexdef(i.indexrelid), 'simhash_block\([^,]+, ([0-9]+), ([0-9]+)\)'))[2]::integer
+    FROM pg_index i
+    WHERE i.indrelid = tbl
+      AND EXISTS (SELECT 1 FROM pg_depend d
+                  WHERE d.classid = 'pg_class'::regclass AND d.objid = i.indexrelid
+                    AND d.refclassid = 'pg_proc'::regclass
+                    AND d.refobjid = '@extschema@.simhash_block(bigint, integer, integer)'::regprocedure)
+      AND EXISTS (SELECT 1 FROM pg_depend d JOIN pg_attribute a
+                    ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+                  WHERE d.classid = 'pg_class'::regclass AND d.objid = i.indexrelid
+                    AND d.refclassid = 'pg_class'::regclass AND d.refobjid = tbl
+                    AND a.attname = col)
+    ORDER BY 2, 3, 1
+$$;
+COMMENT ON FUNCTION simhash_block_indexes(regclass, name) IS
+'the block indexes on column col of table tbl, with the layout and block each one serves';
+
+CREATE FUNCTION simhash_drop_index(tbl regclass, col name) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    ind regclass;
+    dropped integer := 0;
+BEGIN
+    PERFORM @extschema@.simhash_check_column(tbl, col);
+    FOR ind IN SELECT DISTINCT b.index FROM @extschema@.simhash_block_indexes(tbl, col) b LOOP
+        EXECUTE format('DROP INDEX %s', ind);
+        dropped := dropped + 1;
+    END LOOP;
+    DELETE FROM @extschema@.simhash_layouts l WHERE l.tbl = simhash_drop_index.tbl AND l.col = simhash_drop_index.col;
+    IF dropped = 0 THEN
+        RAISE NOTICE 'simhash: column % of % had no block index', quote_ident(col), tbl;
+    END IF;
+    RETURN dropped;
+END
+$$;
+COMMENT ON FUNCTION simhash_drop_index(regclass, name) IS
+'drops the block indexes of column col of table tbl and forgets its layout; returns how many indexes were dropped';
+
+CREATE FUNCTION simhash_create_index(tbl regclass, col name, max_distance integer DEFAULT 3,
+                                     blocks integer DEFAULT NULL)
+    RETURNS SETOF regclass
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    nsp name;
+    rel name;
+    est double precision;
+    b integer := blocks;
+    base text;
+    idxname text;
+    suffix integer;
+BEGIN
+    PERFORM @extschema@.simhash_check_column(tbl, col);
+    IF max_distance IS NULL OR max_distance < 0 OR max_distance > 16 THEN
+        RAISE EXCEPTION 'simhash: max_distance must be between 0 and 16, got %', coalesce(max_distance::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF b IS NOT NULL AND (b < 2 OR b > 16) THEN
+        RAISE EXCEPTION 'simhash: blocks must be between 2 and 16, got %', b
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT n.nspname, c.relname, c.reltuples INTO nsp, rel, est
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tbl;
+    -- A table deduplicated on insert by simhash_dedupe gets max_distance + 1 blocks: each
+    -- row written then takes one index lookup per block. Otherwise the layout is sized for
+    -- at least a million rows: tables are usually indexed before they fill up.
+    IF b IS NULL AND EXISTS (SELECT 1 FROM pg_trigger t
+                             WHERE t.tgrelid = tbl
+                               AND t.tgfoid = '@extschema@.simhash_dedupe()'::regprocedure) THEN
+        b := greatest(2, max_distance + 1);
+    END IF;
+    b := coalesce(b, @extschema@.simhash_layout_blocks(max_distance, greatest(est, 1e6)));
+
+    PERFORM @extschema@.simhash_drop_index(tbl, col)
+    WHERE EXISTS (SELECT 1 FROM @extschema@.simhash_block_indexes(tbl, col));
+    DELETE FROM @extschema@.simhash_layouts l
+    WHERE l.tbl = simhash_create_index.tbl AND l.col = simhash_create_index.col;
+
+    -- Index names: table_column_simhash<b>_<i>, cut to fit in 63 bytes, numbered if taken.
+    base := rel || '_' || col;
+    WHILE octet_length(base) > 45 LOOP
+        base := left(base, -1);
+    END LOOP;
+    FOR i IN 0 .. b - 1 LOOP
+        idxname := format('%s_simhash%s_%s', base, b, i);
+        suffix := 0;
+        WHILE EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                      WHERE n.nspname = nsp AND c.relname = idxname) LOOP
+            suffix := suffix + 1;
+            idxname := format('%s_simhash%s_%s_%s', base, b, i, suffix);
+        END LOOP;
+        -- The fingerprint as second key column: the dedupe trigger checks candidates in
+        -- the index; identical fingerprints still share one index entry.
+        EXECUTE format('CREATE INDEX %I ON %s USING btree (@extschema@.simhash_block(%I, %s, %s), %I)',
+                       idxname, tbl, col, b, i, col);
+        RETURN NEXT format('%I.%I', nsp, idxname)::regclass;
+    END LOOP;
+    INSERT INTO @extschema@.simhash_layouts (tbl, col, max_distance, blocks)
+    VALUES (tbl, col, max_distance, b);
+    -- Statistics of the new index expressions, without which the planner guesses the
+    -- number of rows sharing a block value and may prefer reading the whole table.
+    EXECUTE format('ANALYZE %s', tbl);
+END
+$$;
+COMMENT ON FUNCTION simhash_create_index(regclass, name, integer, integer) IS
+'makes the B-tree block indexes that let simhash_near(col, q, k) find rows within k <= max_distance by index lookups, replacing an earlier layout; returns the indexes made';
+
+-- The lim rows closest to q, nearest first. Rows within distance k are found through the
+-- block indexes for growing k; past the layout's max_distance, by one sequential scan
+-- (unless max_distance caps the search).
+-- The lim rows closest to q, nearest first. Rows within distance k are found through the
+-- block indexes for growing k while the planner serves k by index; beyond, by one
+-- sequential scan (unless max_distance caps the search).
+CREATE FUNCTION simhash_nearest(rel anyelement, col name, q bigint, lim integer DEFAULT 10,
+                                max_distance integer DEFAULT NULL)
+    RETURNS TABLE (doc anyelement, distance integer)
+    LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    target regclass;
+    served integer;
+    k integer := 0;
+    found bigint;
+BEGIN
+    SELECT t.typrelid::regclass INTO target FROM pg_type t
+    WHERE t.oid = pg_typeof(rel) AND t.typrelid <> 0;
+    IF target IS NULL THEN
+        RAISE EXCEPTION 'simhash: the first argument must be a row of a table, such as NULL::docs, not %', pg_typeof(rel)
+            USING ERRCODE = 'wrong_object_type';
+    END IF;
+    PERFORM @extschema@.simhash_check_column(target, col);
+    IF lim IS NULL OR lim < 0 THEN
+        RAISE EXCEPTION 'simhash: lim must be a non-negative number of rows'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF max_distance IS NOT NULL AND (max_distance < 0 OR max_distance > 64) THEN
+        RAISE EXCEPTION 'simhash: max_distance must be between 0 and 64, got %', max_distance
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF q IS NULL OR lim = 0 THEN
+        RETURN;
+    END IF;
+    -- The largest distance the block indexes serve (up to max_distance), -1 if none.
+    served := -1;
+    FOR k IN 0 .. coalesce(simhash_nearest.max_distance, 64) LOOP
+        EXIT WHEN NOT EXISTS (SELECT 1 FROM @extschema@.simhash_search_plan(target, col, k));
+        served := k;
+    END LOOP;
+    k := 0;
+
+    -- Growing radii through the indexes: done as soon as lim rows lie within k, because
+    -- every row farther away is farther than all of them, or when k reaches max_distance.
+    WHILE k <= served LOOP
+        EXECUTE format('SELECT count(*) FROM (SELECT FROM %s t WHERE @extschema@.simhash_near(t.%I, $1, %s) LIMIT $2) s',
+                       target, col, k)
+            INTO found USING q, lim;
+        IF found >= lim OR k = simhash_nearest.max_distance THEN
+            RETURN QUERY EXECUTE format(
+                'SELECT t, @extschema@.hamming(t.%I, $1) FROM %s t WHERE @extschema@.simhash_near(t.%I, $1, %s) ORDER BY 2, t.ctid LIMIT $2',
+                col, target, col, k) USING q, lim;
+            RETURN;
+        END IF;
+        EXIT WHEN k = served;
+        k := least(served, CASE WHEN k < 4 THEN k + 1 ELSE k + 2 END);
+    END LOOP;
+
+    -- Not enough rows within what the indexes serve: read the table once.
+    RETURN QUERY EXECUTE format(
+        'SELECT t, @extschema@.hamming(t.%I, $1) FROM %s t WHERE t.%I IS NOT NULL AND @extschema@.hamming(t.%I, $1) <= $3 ORDER BY 2, t.ctid LIMIT $2',
+        col, target, col, col) USING q, lim, coalesce(simhash_nearest.max_distance, 64);
+END
+$$;
+COMMENT ON FUNCTION simhash_nearest(anyelement, name, bigint, integer, integer) IS
+'the lim rows of the table of rel (pass NULL::tablename) whose column col is closest to q, nearest first, with their distance; uses the block indexes';
+
+-- Per block of the layout of tbl.col, the largest buckets (rows sharing one block value)
+-- and how they compare with the mean bucket.
+CREATE FUNCTION simhash_skew(tbl regclass, col name, top integer DEFAULT 5)
+    RETURNS TABLE (block integer, value integer, rows bigint, fingerprints bigint,
+                   mean_rows double precision, ratio double precision)
+    LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    b integer;
+BEGIN
+    PERFORM @extschema@.simhash_check_column(tbl, col);
+    IF top IS NULL OR top < 1 THEN
+        RAISE EXCEPTION 'simhash: top must be at least 1'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT l.blocks INTO b FROM @extschema@.simhash_layouts l
+    WHERE l.tbl = simhash_skew.tbl AND l.col = simhash_skew.col;
+    IF b IS NULL THEN
+        RAISE EXCEPTION 'simhash: column % of % has no layout', quote_ident(col), tbl
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'Run simhash_create_index first.';
+    END IF;
+    FOR i IN 0 .. b - 1 LOOP
+        RETURN QUERY EXECUTE format(
+            'WITH buckets AS (SELECT @extschema@.simhash_block(t.%I, %s, %s) AS v, count(*) AS n, count(DISTINCT t.%I) AS f
+                              FROM %s t WHERE t.%I IS NOT NULL GROUP BY 1)
+             SELECT %s, v, n, f, avg(n::float8) OVER (), n / avg(n::float8) OVER ()
+             FROM buckets ORDER BY n DESC, v LIMIT %s',
+            col, b, i, col, tbl, col, i, top);
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION simhash_skew(regclass, name, integer) IS
+'per block of the layout of tbl.col, the `top` largest buckets: rows and distinct fingerprints sharing one block value, against the mean bucket';
+
+
 
 -- == Dedupe on insert: the simhash_dedupe() trigger (issue 5) ============================
+
+-- CREATE TRIGGER ... BEFORE INSERT OR UPDATE OF body ON docs FOR EACH ROW
+--     EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject' | 'skip' | 'link' [, 'link_column']);
+-- See src/pg/dedupe.c and the README. Runs with the caller's rights.
+CREATE FUNCTION simhash_dedupe() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'simhash_dedupe'
+    LANGUAGE C;
+COMMENT ON FUNCTION simhash_dedupe() IS
+'BEFORE INSERT OR UPDATE row trigger keeping near duplicates out: arguments text column, fingerprint column, maximum distance, policy reject | skip | link [, link column]';
 
 
 -- == All pairs and clusters of a table (issue 6) =========================================

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# What the simhash_dedupe trigger costs a bulk load: COPY of real-text-derived rows into a
+# table with the block indexes, without the trigger (the fingerprint a generated column)
+# and with it (policies link and skip), in the same run, on a throwaway cluster; for the
+# layout simhash_create_index chooses by default and for one of k + 1 blocks (one index
+# lookup per block and row, which is what the trigger likes best).
+#
+# Usage: bench/bench_dedupe.sh [--rows N] [--k K] [--rounds R]
+#   --rows N    rows per COPY (default 1000000): paragraphs of the real-text corpus and
+#               edited copies of them (2..20% of words deleted), shuffled
+#   --k K       the trigger's maximum distance and the layout's (default 3)
+#   --rounds R  COPYs of each kind, alternating; the median is reported (default 3)
+# The corpus is scripts/make_corpus.sh's, in $SIMHASH_CORPUS (default /tmp/simhash-corpus;
+# made if missing). Needs the extension installed (scripts/setup.sh).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/pgcluster.sh
+source scripts/pgcluster.sh
+
+rows=1000000
+k=3
+rounds=3
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --rows) rows=$2; shift 2 ;;
+        --k) k=$2; shift 2 ;;
+        --rounds) rounds=$2; shift 2 ;;
+        -h | --help) sed -n '2,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        *) die "unknown argument: $1 (try --help)" ;;
+    esac
+done
+
+corpus=${SIMHASH_CORPUS:-/tmp/simhash-corpus}
+if [[ ! -d ${corpus}/en ]]; then
+    log "making the real-text corpus in ${corpus}"
+    scripts/make_corpus.sh "${corpus}" >&2
+fi
+
+export PGCLUSTER_SETTINGS="shared_buffers = '2GB'
+work_mem = '64MB'
+maintenance_work_mem = '1GB'
+max_wal_size = '8GB'
+checkpoint_timeout = '1h'
+autovacuum = off
+max_parallel_workers_per_gather = 0
+jit = off"
+pgcluster_start
+trap pgcluster_stop EXIT
+
+psql() { command psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+
+log "making ${rows} rows from ${corpus}"
+psql -c 'CREATE EXTENSION simhash' -c 'CREATE TABLE files (name text, body text)'
+find "${corpus}" -type f -name '*.txt' | sort | perl scripts/copy_docs.pl |
+    psql -c '\copy files(name, body) from stdin'
+data=${PGCLUSTER_DIR}/rows.copy
+psql -v rows="${rows}" -v data="${data}" <<'SQL'
+CREATE TABLE paras AS
+SELECT row_number() OVER (ORDER BY f.name, p.n) AS pid, p.body
+FROM files f, regexp_split_to_table(f.body, E'\n[ \t]*\n') WITH ORDINALITY AS p(body, n)
+WHERE length(p.body) >= 100;
+-- Row i: paragraph i mod P, with a share of its words deleted (none for the first copy).
+CREATE TABLE source AS
+SELECT i AS id,
+       CASE WHEN i <= (SELECT count(*) FROM paras) THEN p.body
+            ELSE array_to_string(ARRAY(
+                     SELECT w FROM unnest(regexp_split_to_array(p.body, '\s+')) WITH ORDINALITY u(w, j)
+                     WHERE (hashint8extended(i::bigint * 10000 + j, 1) & 1023) >= 20 + i % 180
+                     ORDER BY j), ' ')
+       END AS body
+FROM generate_series(1, :rows) i
+JOIN paras p ON p.pid = 1 + (i - 1) % (SELECT count(*) FROM paras);
+COPY (SELECT id, body FROM source ORDER BY hashint8(id)) TO :'data';
+SELECT count(*) AS rows, pg_size_pretty(sum(octet_length(body))) AS text,
+       round(avg(octet_length(body))) AS avg_bytes FROM source;
+DROP TABLE source, paras, files;
+CHECKPOINT;
+
+CREATE TABLE timings (layout text, kind text, round integer, seconds float8, kept bigint);
+SQL
+
+# One COPY into a fresh table of the given layout and kind; records seconds and rows kept.
+copy_into() {
+    local layout=$1 kind=$2 round=$3
+    psql -v layout="${layout}" -v kind="${kind}" -v round="${round}" -v data="${data}" -v k="${k}" <<'SQL'
+DROP TABLE IF EXISTS docs;
+SELECT CASE WHEN :'kind' = 'no trigger'
+            THEN 'fp bigint GENERATED ALWAYS AS (simhash(body)) STORED'
+            ELSE 'fp bigint' END AS fp_column \gset
+CREATE TABLE docs (id bigint PRIMARY KEY, body text, :fp_column, dup_of bigint);
+SELECT count(*) FROM simhash_create_index('docs', 'fp', :k,
+    CASE WHEN :'layout' = 'default' THEN NULL ELSE :k + 1 END) \g /dev/null
+SELECT format('%s (%s blocks)', :'layout', blocks) AS layout_name FROM simhash_layouts WHERE tbl = 'docs'::regclass \gset
+SELECT CASE :'kind'
+         WHEN 'trigger, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''link'', ''dup_of'')', :k)
+         WHEN 'trigger, skip' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''skip'')', :k)
+         ELSE 'SELECT 1' END \gexec
+CHECKPOINT;
+SELECT clock_timestamp() AS t0 \gset
+COPY docs (id, body) FROM :'data';
+SET client_min_messages = warning;
+INSERT INTO timings SELECT :'layout_name', :'kind', :round, extract(epoch FROM clock_timestamp() - :'t0'::timestamptz),
+                           (SELECT count(*) FROM docs);
+SQL
+}
+
+for round in $(seq 1 "${rounds}"); do
+    for layout in default 'k + 1'; do
+        for kind in 'no trigger' 'trigger, link' 'trigger, skip'; do
+            log "round ${round}: COPY, layout ${layout}, ${kind}"
+            copy_into "${layout}" "${kind}" "${round}"
+        done
+    done
+done
+
+psql -v k="${k}" <<'SQL'
+\pset footer off
+\echo
+\echo '== COPY into a table with a primary key and the block indexes (k =' :k '), median of the rounds'
+WITH m AS (
+    SELECT layout, kind, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) AS s, max(kept) AS kept
+    FROM timings GROUP BY layout, kind)
+SELECT layout, kind, round(s::numeric, 1) AS seconds, round((kept / s)::numeric) AS rows_per_s,
+       kept AS rows_kept,
+       round((s / (SELECT b.s FROM m b WHERE b.layout = m.layout AND b.kind = 'no trigger'))::numeric, 2) AS ratio
+FROM m ORDER BY layout, s;
+SQL

@@ -1,0 +1,205 @@
+-- The simhash_dedupe() trigger: arguments, policies, statements of every kind, partitions,
+-- bulk loads, what messages reveal. Concurrency is tested by the isolation specs.
+\set VERBOSITY terse
+
+CREATE TABLE docs (id bigint PRIMARY KEY, body text, fp bigint, dup_of bigint, n integer);
+SELECT count(*) FROM simhash_create_index('docs', 'fp', 6);
+
+-- bad arguments are reported when the trigger first fires
+CREATE FUNCTION pg_temp.try(args text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    DROP TRIGGER IF EXISTS t ON docs;
+    EXECUTE format('CREATE TRIGGER t BEFORE INSERT OR UPDATE ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(%s)', args);
+    INSERT INTO docs (id, body) VALUES (1, 'x');
+    RETURN 'accepted';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+SELECT args, pg_temp.try(args) AS result FROM unnest(ARRAY[
+    $$'body', 'fp', '3'$$,
+    $$'body', 'fp', '3', 'reject', 'dup_of'$$,
+    $$'nope', 'fp', '3', 'reject'$$,
+    $$'body', 'nope', '3', 'reject'$$,
+    $$'n', 'fp', '3', 'reject'$$,
+    $$'body', 'n', '3', 'reject'$$,
+    $$'body', 'fp', 'three', 'reject'$$,
+    $$'body', 'fp', '-1', 'reject'$$,
+    $$'body', 'fp', '17', 'reject'$$,
+    $$'body', 'fp', '7', 'reject'$$,
+    $$'body', 'fp', '3', 'delete'$$,
+    $$'body', 'fp', '3', 'link'$$,
+    $$'body', 'fp', '3', 'link', 'nope'$$,
+    $$'body', 'fp', '3', 'link', 'n'$$,
+    $$'body', 'fp', '3', 'reject'$$]) AS args;
+DROP TRIGGER t ON docs;
+TRUNCATE docs;
+CREATE TRIGGER wrong AFTER INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+INSERT INTO docs (id, body) VALUES (1, 'x');
+DROP TRIGGER wrong ON docs;
+SELECT simhash_dedupe();
+
+-- Texts: two licence sentences and their near duplicates (case, punctuation, one word).
+CREATE TABLE texts (name text PRIMARY KEY, body text);
+INSERT INTO texts VALUES
+  ('mit', 'Permission is hereby granted, free of charge, to any person obtaining a copy of this software and associated documentation files, to deal in the Software without restriction.'),
+  ('mit-case', 'PERMISSION IS HEREBY GRANTED, FREE OF CHARGE, TO ANY PERSON OBTAINING A COPY OF THIS SOFTWARE AND ASSOCIATED DOCUMENTATION FILES, TO DEAL IN THE SOFTWARE WITHOUT RESTRICTION.'),
+  ('mit-punct', 'Permission is hereby granted free of charge to any person obtaining a copy of this software and associated documentation files to deal in the Software without restriction'),
+  ('gpl', 'This program is free software; you can redistribute it and/or modify it under the terms of the GNU General Public License as published by the Free Software Foundation.'),
+  ('gpl-case', 'this program is free software you can redistribute it and or modify it under the terms of the gnu general public license as published by the free software foundation'),
+  ('bsd', 'Redistribution and use in source and binary forms, with or without modification, are permitted provided that the following conditions are met.'),
+  ('zh', '自由软件基金会发布了新版本的通用公共许可证，允许用户自由地复制、修改和分发软件。'),
+  ('zh-punct', '自由软件基金会发布了新版本的通用公共许可证 允许用户自由地复制 修改和分发软件'),
+  ('empty', '   '),
+  ('empty2', '...');
+
+-- reject: SQLSTATE 23505 naming the existing row and the distance
+CREATE TRIGGER dedupe BEFORE INSERT OR UPDATE OF body ON docs FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+INSERT INTO docs (id, body) SELECT 1, body FROM texts WHERE name = 'mit';
+INSERT INTO docs (id, body) SELECT 2, body FROM texts WHERE name = 'gpl';
+INSERT INTO docs (id, body) SELECT 3, body FROM texts WHERE name = 'mit-case';
+INSERT INTO docs (id, body) SELECT 3, body FROM texts WHERE name = 'gpl-case';
+INSERT INTO docs (id, body) SELECT 4, body FROM texts WHERE name = 'zh';
+INSERT INTO docs (id, body) SELECT 5, body FROM texts WHERE name = 'zh-punct';
+\set VERBOSITY default
+INSERT INTO docs (id, body) SELECT 6, body FROM texts WHERE name = 'mit-punct';
+\set VERBOSITY terse
+-- texts without tokens have no fingerprint and are never duplicates of each other
+INSERT INTO docs (id, body) SELECT 6, body FROM texts WHERE name = 'empty';
+INSERT INTO docs (id, body) SELECT 7, body FROM texts WHERE name = 'empty2';
+INSERT INTO docs (id, body) VALUES (8, NULL);
+-- a fingerprint given explicitly is kept and checked
+INSERT INTO docs (id, body, fp) VALUES (9, 'anything at all', (SELECT fp FROM docs WHERE id = 2) # 5);
+INSERT INTO docs (id, body, fp) VALUES (9, 'anything at all', 12345);
+SELECT id, fp = simhash(body) AS fp_is_simhash, fp IS NULL AS no_fp FROM docs ORDER BY id;
+
+-- a statement whose own rows are near duplicates of each other (INSERT ... SELECT, COPY)
+INSERT INTO docs (id, body) VALUES (10, 'the first of two'), (11, 'THE FIRST OF TWO!');
+INSERT INTO docs (id, body) SELECT 10, body FROM texts WHERE name = 'bsd';
+COPY docs (id, body) FROM stdin;
+12	Unrelated text about the weather in the mountains during a long and cold winter.
+13	unrelated TEXT about the weather in the mountains, during a long and cold winter!
+\.
+SELECT count(*) FROM docs WHERE id >= 10;
+
+-- UPDATE: a changed text gets a new fingerprint and is checked; the row itself does not count
+UPDATE docs SET body = upper(body) WHERE id = 1;
+UPDATE docs SET body = (SELECT body FROM texts WHERE name = 'gpl-case') WHERE id = 1;
+UPDATE docs SET body = body || ' And one more sentence that changes it enough to be different.' WHERE id = 1;
+SELECT id, fp = simhash(body) AS fp_is_simhash FROM docs WHERE id = 1;
+UPDATE docs SET body = NULL WHERE id = 10;
+SELECT fp IS NULL AS cleared FROM docs WHERE id = 10;
+
+-- skip: the near duplicate is dropped; the row count shows it
+DROP TRIGGER dedupe ON docs;
+TRUNCATE docs;
+CREATE TRIGGER dedupe BEFORE INSERT OR UPDATE OF body ON docs FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'skip');
+WITH inserted AS (
+    INSERT INTO docs (id, body) SELECT row_number() OVER (ORDER BY name), body FROM texts RETURNING 1)
+SELECT count(*) AS inserted, (SELECT count(*) FROM texts) AS offered FROM inserted;
+SELECT t.name FROM docs d JOIN texts t ON t.body = d.body ORDER BY d.id;
+COPY docs (id, body) FROM stdin;
+20	Unrelated text about the weather in the mountains during a long and cold winter.
+21	unrelated TEXT about the weather in the mountains, during a long and cold winter!
+22	A third text, about something else: the price of bread in small villages.
+\.
+SELECT id FROM docs WHERE id >= 20 ORDER BY id;
+UPDATE docs SET body = (SELECT body FROM texts WHERE name = 'gpl-case') WHERE body = (SELECT body FROM texts WHERE name = 'bsd');
+SELECT count(*) AS bsd_kept FROM docs WHERE body = (SELECT body FROM texts WHERE name = 'bsd');
+
+-- link: the row is kept and points at the original (originals first, then the nearest)
+DROP TRIGGER dedupe ON docs;
+TRUNCATE docs;
+CREATE TRIGGER dedupe BEFORE INSERT OR UPDATE OF body ON docs FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'link', 'dup_of');
+INSERT INTO docs (id, body) SELECT row_number() OVER (ORDER BY name), body FROM texts ORDER BY name;
+SELECT d.id, t.name, o.name AS duplicate_of FROM docs d JOIN texts t ON t.body = d.body
+LEFT JOIN docs od ON od.id = d.dup_of LEFT JOIN texts o ON o.body = od.body ORDER BY d.id;
+-- a text that stops being a near duplicate is unlinked
+UPDATE docs SET body = 'Something else entirely, nothing like any licence text in this table.' WHERE dup_of IS NOT NULL AND id = (SELECT min(id) FROM docs WHERE dup_of IS NOT NULL);
+SELECT count(*) FILTER (WHERE dup_of IS NOT NULL) AS linked FROM docs;
+
+-- a table with the trigger gets a layout of k + 1 blocks: one lookup per block and row
+CREATE TABLE triggered (id integer PRIMARY KEY, body text, fp bigint);
+CREATE TRIGGER dedupe BEFORE INSERT ON triggered FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '5', 'reject');
+SELECT count(*) AS blocks FROM simhash_create_index('triggered', 'fp', 5);
+DROP TABLE triggered;
+
+-- without block indexes the trigger still works, and says so once per session
+DROP TRIGGER dedupe ON docs;
+CREATE TABLE plain (id integer PRIMARY KEY, body text, fp bigint);
+CREATE TRIGGER dedupe BEFORE INSERT ON plain FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+INSERT INTO plain (id, body) SELECT 1, body FROM texts WHERE name = 'mit';
+INSERT INTO plain (id, body) SELECT 2, body FROM texts WHERE name = 'gpl';
+INSERT INTO plain (id, body) SELECT 3, body FROM texts WHERE name = 'mit-case';
+DROP TABLE plain;
+
+-- across the partitions of a partitioned table
+CREATE TABLE parts (id integer PRIMARY KEY, body text, fp bigint) PARTITION BY RANGE (id);
+CREATE TABLE parts_low PARTITION OF parts FOR VALUES FROM (0) TO (100);
+CREATE TABLE parts_high PARTITION OF parts FOR VALUES FROM (100) TO (200);
+SELECT count(*) FROM simhash_create_index('parts', 'fp', 3);
+CREATE TRIGGER dedupe BEFORE INSERT ON parts FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+INSERT INTO parts (id, body) SELECT 1, body FROM texts WHERE name = 'gpl';
+INSERT INTO parts (id, body) SELECT 150, body FROM texts WHERE name = 'gpl-case';
+INSERT INTO parts_high (id, body) SELECT 151, body FROM texts WHERE name = 'gpl-case';
+INSERT INTO parts (id, body) SELECT 152, body FROM texts WHERE name = 'bsd';
+SELECT id FROM parts ORDER BY id;
+DROP TABLE parts;
+
+-- a key that is not a single column, or no key at all
+\set VERBOSITY default
+CREATE TABLE pairs (a integer, b integer, body text, fp bigint, PRIMARY KEY (a, b));
+CREATE TRIGGER dedupe BEFORE INSERT ON pairs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+INSERT INTO pairs SELECT 1, 2, body FROM texts WHERE name = 'bsd';
+INSERT INTO pairs SELECT 1, 3, upper(body) FROM texts WHERE name = 'bsd';
+CREATE TABLE nokey (body text, fp bigint);
+CREATE TRIGGER dedupe BEFORE INSERT ON nokey FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+INSERT INTO nokey SELECT body FROM texts WHERE name = 'bsd';
+INSERT INTO nokey SELECT upper(body) FROM texts WHERE name = 'bsd';
+DROP TABLE pairs, nokey;
+\set VERBOSITY terse
+
+-- what a reject message reveals: the key only to callers who may read it
+\set VERBOSITY default
+CREATE TABLE secret (id integer PRIMARY KEY, body text, fp bigint, owner name DEFAULT current_user);
+CREATE TRIGGER dedupe BEFORE INSERT ON secret FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+INSERT INTO secret (id, body) SELECT 1, body FROM texts WHERE name = 'gpl';
+CREATE ROLE regress_simhash_writer;
+GRANT INSERT ON secret TO regress_simhash_writer;
+SET ROLE regress_simhash_writer;
+INSERT INTO secret (id, body) SELECT 2, 'this program is free software you can redistribute it and or modify it under the terms of the gnu general public license as published by the free software foundation';
+RESET ROLE;
+GRANT SELECT ON secret TO regress_simhash_writer;
+SET ROLE regress_simhash_writer;
+INSERT INTO secret (id, body) SELECT 2, 'this program is free software you can redistribute it and or modify it under the terms of the gnu general public license as published by the free software foundation';
+RESET ROLE;
+ALTER TABLE secret ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_rows ON secret USING (owner = current_user);
+SET ROLE regress_simhash_writer;
+INSERT INTO secret (id, body) SELECT 2, 'this program is free software you can redistribute it and or modify it under the terms of the gnu general public license as published by the free software foundation';
+RESET ROLE;
+DROP TABLE secret;
+DROP ROLE regress_simhash_writer;
+\set VERBOSITY terse
+
+-- A bulk load in one transaction: past 4096 advisory locks the trigger takes the table
+-- lock instead (nobody else is writing), and stops taking advisory locks.
+TRUNCATE docs;
+CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'skip');
+BEGIN;
+INSERT INTO docs (id, body) SELECT i, 'document number ' || i || ' of the bulk load, with words ' || md5(i::text) FROM generate_series(1, 3000) i;
+SELECT count(*) FILTER (WHERE locktype = 'advisory' AND objsubid = 21320) BETWEEN 1000 AND 4096 AS some_advisory_locks,
+       bool_or(relation = 'docs'::regclass AND mode = 'ShareRowExclusiveLock') AS table_locked
+FROM pg_locks WHERE pid = pg_backend_pid();
+COMMIT;
+-- near duplicates of one another in a long batch: only the first of each family stays
+INSERT INTO docs (id, body)
+SELECT 10000 + i, CASE WHEN i % 2 = 0 THEN upper(t.body) ELSE t.body END
+FROM generate_series(1, 200) i, texts t WHERE t.name = 'mit';
+SELECT count(*) AS rows, count(*) FILTER (WHERE id > 10000) AS mit_copies_kept FROM docs;
+-- brute force: no two rows within 3 bits
+SELECT count(*) AS near_pairs FROM docs a JOIN docs b ON a.id < b.id AND hamming(a.fp, b.fp) <= 3;
+
+DROP TABLE docs, texts;

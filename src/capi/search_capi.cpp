@@ -1,0 +1,107 @@
+// C ABI of near-duplicate search (search_capi.h) over core/blocks.hpp.
+#include "capi/search_capi.h"
+
+#include <stdexcept>
+#include <vector>
+
+#include "capi/guard.hpp"
+#include "core/blocks.hpp"
+#include "core/locks.hpp"
+
+using simhash::capi::guarded;
+
+static_assert(SIMHASH_MAX_BLOCKS == simhash::kMaxBlocks, "keep the C and C++ limits equal");
+static_assert(SIMHASH_MAX_LOCK_KEYS == simhash::kMaxLockKeys, "keep the C and C++ limits equal");
+
+extern "C" {
+
+simhash_status simhash_block_value(std::uint64_t fp, std::int32_t blocks, std::int32_t block,
+                                   std::uint32_t* value, char* errbuf,
+                                   std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (value == nullptr) throw std::invalid_argument("null argument");
+    simhash::check_block(blocks, block);
+    *value = simhash::block_value(fp, blocks, block);
+    return SIMHASH_OK;
+  });
+}
+
+simhash_status simhash_block_probe_count(std::int32_t blocks, std::int32_t block,
+                                         std::int32_t radius, std::uint64_t* count,
+                                         char* errbuf, std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (count == nullptr) throw std::invalid_argument("null argument");
+    simhash::check_block(blocks, block);
+    *count = simhash::probe_count(simhash::block_width(blocks, block), radius);
+    return SIMHASH_OK;
+  });
+}
+
+simhash_status simhash_block_probes(std::uint64_t q, std::int32_t blocks, std::int32_t block,
+                                    std::int32_t radius, std::uint32_t* out, std::size_t cap,
+                                    std::size_t* count, char* errbuf,
+                                    std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (count == nullptr || (out == nullptr && cap != 0)) {
+      throw std::invalid_argument("null argument");
+    }
+    simhash::check_block(blocks, block);
+    const std::vector<std::uint32_t> values =
+        simhash::probe_values(simhash::block_value(q, blocks, block),
+                              simhash::block_width(blocks, block), radius, cap);
+    *count = values.size();
+    std::copy(values.begin(), values.end(), out);
+    return SIMHASH_OK;
+  });
+}
+
+simhash_status simhash_plan_probes(std::int32_t blocks, std::uint32_t present_mask,
+                                   std::int32_t k, double rows, double candidate_cost,
+                                   simhash_probe_plan* plan, char* errbuf,
+                                   std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (plan == nullptr) throw std::invalid_argument("null argument");
+    simhash::check_block(blocks, 0);
+    std::vector<bool> present(static_cast<std::size_t>(blocks));
+    for (int i = 0; i < blocks; ++i) present[static_cast<std::size_t>(i)] = (present_mask >> i) & 1U;
+    if (!(candidate_cost >= 0)) throw std::invalid_argument("candidate cost must be >= 0");
+    simhash::ProbeCosts costs;
+    costs.candidate = candidate_cost;
+    const simhash::ProbePlan p = simhash::plan_probes(blocks, present, k, rows, costs);
+    for (int i = 0; i < SIMHASH_MAX_BLOCKS; ++i) {
+      plan->radius[i] = i < blocks ? p.radius[static_cast<std::size_t>(i)] : -1;
+    }
+    plan->probes = p.probes;
+    plan->candidates = p.candidates;
+    plan->cost = p.cost;
+    plan->feasible = p.feasible ? 1 : 0;
+    return SIMHASH_OK;
+  });
+}
+
+simhash_status simhash_choose_blocks(std::int32_t max_distance, double rows,
+                                     std::int32_t* blocks, char* errbuf,
+                                     std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (blocks == nullptr) throw std::invalid_argument("null argument");
+    *blocks = simhash::choose_blocks(max_distance, rows);
+    return SIMHASH_OK;
+  });
+}
+
+simhash_status simhash_lock_keys(std::uint64_t fp, std::int32_t k, std::uint32_t* out,
+                                 std::size_t cap, std::size_t* count, char* errbuf,
+                                 std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (count == nullptr || (out == nullptr && cap != 0)) {
+      throw std::invalid_argument("null argument");
+    }
+    const std::vector<std::uint32_t> keys = simhash::lock_keys(fp, k);
+    if (keys.size() > cap) throw std::invalid_argument("lock key buffer too small");
+    std::copy(keys.begin(), keys.end(), out);
+    *count = keys.size();
+    return SIMHASH_OK;
+  });
+}
+
+}  // extern "C"

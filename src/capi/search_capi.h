@@ -1,0 +1,71 @@
+/*
+ * C ABI of near-duplicate search: block keys, probes, and the choice of probe radii
+ * (src/core/blocks.hpp). Same rules as simhash_capi.h: noexcept, status plus a message in a
+ * caller-owned buffer, no heap memory crossing.
+ */
+#ifndef SIMHASH_SEARCH_CAPI_H
+#define SIMHASH_SEARCH_CAPI_H
+
+#include "capi/simhash_capi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Largest number of blocks a layout may have; a block has at least 64 / this many bits. */
+#define SIMHASH_MAX_BLOCKS 16
+
+/* Value of block `block` (0-based) of a layout of `blocks` blocks. */
+simhash_status simhash_block_value(uint64_t fp, int32_t blocks, int32_t block, uint32_t *value,
+                                   char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+
+/* Number of probes of block `block` at `radius` (0 for radius < 0, saturating). */
+simhash_status simhash_block_probe_count(int32_t blocks, int32_t block, int32_t radius,
+                                         uint64_t *count, char *errbuf,
+                                         size_t errcap) SIMHASH_NOEXCEPT;
+
+/*
+ * Every value within `radius` bits of q's block `block`, ascending, into out[0..cap).
+ * *count receives their number; SIMHASH_INVALID_ARGUMENT when it exceeds cap.
+ */
+simhash_status simhash_block_probes(uint64_t q, int32_t blocks, int32_t block, int32_t radius,
+                                    uint32_t *out, size_t cap, size_t *count, char *errbuf,
+                                    size_t errcap) SIMHASH_NOEXCEPT;
+
+/* The cheapest probe radii for distance k (see plan_probes in core/blocks.hpp). */
+typedef struct simhash_probe_plan {
+    int32_t radius[SIMHASH_MAX_BLOCKS]; /* per block, -1: not probed */
+    uint64_t probes;                    /* index descents */
+    double candidates;                  /* expected rows fetched, random fingerprints */
+    double cost;                        /* in units of one index descent */
+    int32_t feasible;                   /* 0: the blocks present cannot cover k */
+} simhash_probe_plan;
+
+/*
+ * present_mask: bit i set when block i has an index. rows: estimated table rows.
+ * candidate_cost: what checking one candidate row costs, in index descents (about 1 when
+ * the row is read from the table, much less when the index holds the fingerprint).
+ */
+simhash_status simhash_plan_probes(int32_t blocks, uint32_t present_mask, int32_t k,
+                                   double rows, double candidate_cost, simhash_probe_plan *plan,
+                                   char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+
+/* The number of blocks for a layout serving distances up to max_distance on ~rows rows. */
+simhash_status simhash_choose_blocks(int32_t max_distance, double rows, int32_t *blocks,
+                                     char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+
+/* Most lock keys of one fingerprint (see core/locks.hpp). */
+#define SIMHASH_MAX_LOCK_KEYS 160
+
+/*
+ * The serialisation keys of fp for writers of near duplicates within k bits (0..16):
+ * sorted, distinct, into out[0..cap); *count receives their number.
+ */
+simhash_status simhash_lock_keys(uint64_t fp, int32_t k, uint32_t *out, size_t cap,
+                                 size_t *count, char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIMHASH_SEARCH_CAPI_H */

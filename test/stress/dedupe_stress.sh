@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Stress test of the simhash_dedupe trigger: 16 connections insert overlapping families of
+# near-duplicate real texts at the same time, one row per transaction, for each policy.
+# Afterwards a brute-force check must find no near-duplicate pair (reject, skip) and no
+# near-duplicate pair with neither row linked (link), and no client may have seen a
+# deadlock or any error other than the policy's own 23505.
+#
+# Usage: test/stress/dedupe_stress.sh [--clients N] [--rows-per-client R] [--k K]
+#   defaults: 16 clients, 150 rows each, k = 3
+# Texts: paragraphs of /usr/share/doc/*/copyright (many licences are near copies of each
+# other) and their variants (case, punctuation, a deleted word). Exits non-zero on failure.
+# Needs the extension installed (scripts/setup.sh).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+# shellcheck source=scripts/pgcluster.sh
+source scripts/pgcluster.sh
+
+clients=16
+rows=150
+k=3
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --clients) clients=$2; shift 2 ;;
+        --rows-per-client) rows=$2; shift 2 ;;
+        --k) k=$2; shift 2 ;;
+        *) die "unknown argument: $1" ;;
+    esac
+done
+
+pgcluster_start
+work=$(mktemp -d)
+trap 'pgcluster_stop; rm -rf "${work}"' EXIT
+
+psql() { command psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+
+log "texts: families of near duplicates from /usr/share/doc/*/copyright"
+psql -c 'CREATE EXTENSION simhash' -c 'CREATE TABLE files (name text, body text)'
+find /usr/share/doc -mindepth 2 -maxdepth 2 -name copyright -type f | sort | sed -n '1,300p' |
+    perl scripts/copy_docs.pl | psql -c '\copy files(name, body) from stdin'
+psql -v clients="${clients}" -v rows="${rows}" <<'SQL'
+-- Paragraphs, and four variants of each; the statements of each client draw from all of
+-- them in their own order, so clients write near duplicates of each other's rows.
+CREATE TABLE paras AS
+SELECT DISTINCT ON (p) p AS body FROM files, regexp_split_to_table(body, E'\n[ \t]*\n') p
+WHERE length(p) BETWEEN 200 AND 2000;
+CREATE TABLE texts AS
+SELECT row_number() OVER () AS tid, body FROM (
+    SELECT body FROM paras
+    UNION ALL SELECT upper(body) FROM paras
+    UNION ALL SELECT regexp_replace(body, '[[:punct:]]', '', 'g') FROM paras
+    UNION ALL SELECT regexp_replace(body, '\s+', '  ', 'g') FROM paras
+    UNION ALL SELECT regexp_replace(body, '^(\S+\s+){3}\S+', '\1') FROM paras) v;
+CREATE TABLE plan AS
+SELECT c AS client, n, 1 + (hashint8extended(c * 100000 + n, 1) & 2147483647) % (SELECT count(*) FROM texts) AS tid
+FROM generate_series(1, :clients) c, generate_series(1, :rows) n;
+SQL
+
+fail=0
+for policy in reject skip link; do
+    log "policy ${policy}: ${clients} clients x ${rows} rows, k = ${k}"
+    link_arg=
+    [[ ${policy} == link ]] && link_arg=", 'dup_of'"
+    psql -v k="${k}" <<SQL
+DROP TABLE IF EXISTS docs \; SET client_min_messages = warning;
+CREATE TABLE docs (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text, fp bigint, dup_of bigint);
+SELECT count(*) FROM simhash_create_index('docs', 'fp', :k) \g /dev/null
+CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '${k}', '${policy}'${link_arg});
+SQL
+    for c in $(seq 1 "${clients}"); do
+        psql -At -c "SELECT format('INSERT INTO docs (body) VALUES (%L);', t.body)
+                     FROM plan p JOIN texts t USING (tid) WHERE p.client = ${c} ORDER BY p.n" \
+            >"${work}/client${c}.sql"
+    done
+    start=${SECONDS}
+    for c in $(seq 1 "${clients}"); do
+        command psql -X -q -v ON_ERROR_STOP=0 -f "${work}/client${c}.sql" \
+            >/dev/null 2>"${work}/client${c}.err" &
+    done
+    wait
+    errors=$(cat "${work}"/client*.err)
+    rejected=$(grep -c 'is a near duplicate of an existing row' <<<"${errors}" || true)
+    deadlocks=$(grep -c 'deadlock' <<<"${errors}" || true)
+    other=$(grep 'ERROR' <<<"${errors}" | grep -vc 'is a near duplicate of an existing row' || true)
+    read -r kept pairs unlinked < <(psql -At -F ' ' -v k="${k}" <<'SQL'
+SELECT (SELECT count(*) FROM docs),
+       (SELECT count(*) FROM docs a JOIN docs b ON a.id < b.id AND hamming(a.fp, b.fp) <= :k),
+       (SELECT count(*) FROM docs a JOIN docs b ON a.id < b.id AND hamming(a.fp, b.fp) <= :k
+        WHERE a.dup_of IS NULL AND b.dup_of IS NULL);
+SQL
+    )
+    printf '%-7s %5d rows offered in %3d s: %5d kept, %5d rejected; near pairs %5d, unlinked %d; deadlocks %d, other errors %d\n' \
+        "${policy}" $((clients * rows)) $((SECONDS - start)) "${kept}" "${rejected}" "${pairs}" "${unlinked}" "${deadlocks}" "${other}"
+    if [[ ${deadlocks} -ne 0 || ${other} -ne 0 ]]; then
+        grep 'ERROR' <<<"${errors}" | grep -v 'is a near duplicate' | sort | uniq -c | head >&2
+        fail=1
+    fi
+    case ${policy} in
+        reject) [[ ${pairs} -eq 0 && ${rejected} -gt 0 ]] || fail=1 ;;
+        skip) [[ ${pairs} -eq 0 && ${rejected} -eq 0 && ${kept} -lt $((clients * rows)) ]] || fail=1 ;;
+        link) [[ ${unlinked} -eq 0 && ${rejected} -eq 0 && ${kept} -eq $((clients * rows)) && ${pairs} -gt 0 ]] || fail=1 ;;
+    esac
+done
+if [[ ${fail} -ne 0 ]]; then
+    log "FAILED"
+    exit 1
+fi
+log "passed"
