@@ -120,6 +120,17 @@ LEFT JOIN docs od ON od.id = d.dup_of LEFT JOIN texts o ON o.body = od.body ORDE
 UPDATE docs SET body = 'Something else entirely, nothing like any licence text in this table.' WHERE dup_of IS NOT NULL AND id = (SELECT min(id) FROM docs WHERE dup_of IS NOT NULL);
 SELECT count(*) FILTER (WHERE dup_of IS NOT NULL) AS linked FROM docs;
 
+-- the fingerprint may also be a generated column: the trigger computes the same value
+CREATE TABLE generated (id integer PRIMARY KEY, body text, fp bigint GENERATED ALWAYS AS (simhash(body)) STORED);
+CREATE TRIGGER dedupe BEFORE INSERT OR UPDATE OF body ON generated FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+SELECT count(*) FROM simhash_create_index('generated', 'fp', 3);
+INSERT INTO generated (id, body) SELECT 1, body FROM texts WHERE name = 'gpl';
+INSERT INTO generated (id, body) SELECT 2, body FROM texts WHERE name = 'gpl-case';
+UPDATE generated SET body = 'Something else entirely, nothing like any licence text in this table.';
+SELECT id, fp = simhash(body) AS fp_is_simhash FROM generated;
+DROP TABLE generated;
+
 -- a table with the trigger gets a layout of k + 1 blocks: one lookup per block and row
 CREATE TABLE triggered (id integer PRIMARY KEY, body text, fp bigint);
 CREATE TRIGGER dedupe BEFORE INSERT ON triggered FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '5', 'reject');
