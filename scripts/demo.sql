@@ -50,3 +50,68 @@ FROM near_pairs p JOIN docs a ON a.id = p.id1 JOIN docs b ON b.id = p.id2
 WHERE a.body <> b.body
 ORDER BY p.distance DESC, a.name, b.name
 LIMIT 10;
+
+-- Search through block indexes (simhash_create_index, simhash_near, simhash_nearest).
+\echo
+\echo '== Block indexes for radius search up to k'
+SELECT index FROM simhash_create_index('docs', 'fp', :k) AS index;
+SELECT index, radius, probes FROM simhash_search_plan('docs', 'fp', :k);
+
+-- The document with the most near duplicates, and its neighbours found through the indexes.
+SELECT q.id AS busy_id, q.name AS busy_name
+FROM docs q WHERE q.fp IS NOT NULL
+ORDER BY (SELECT count(*) FROM docs d WHERE simhash_near(d.fp, q.fp, :k)) DESC, q.name
+LIMIT 1 \gset
+\echo
+\echo '== Near duplicates of' :busy_name '(through the indexes)'
+SELECT d.name, hamming(d.fp, q.fp) AS distance, octet_length(d.body) AS bytes
+FROM docs q JOIN docs d ON simhash_near(d.fp, q.fp, :k) AND d.id <> q.id
+WHERE q.id = :busy_id
+ORDER BY distance, d.name
+LIMIT 8;
+
+\echo
+\echo '== Nearest documents to an edited copy of it (one word changed, upper case)'
+SELECT (n.doc).name, n.distance
+FROM simhash_nearest(NULL::docs, 'fp',
+                     (SELECT simhash(upper(regexp_replace(body, '\mthe\M', 'a'))) FROM docs WHERE id = :busy_id),
+                     5) n;
+
+\echo
+\echo '== Skew: the largest bucket of each block (many copies of one licence)'
+SELECT block, rows, fingerprints, round(ratio::numeric, 1) AS times_the_mean
+FROM simhash_skew('docs', 'fp', 1);
+
+-- Dedupe on insert: the same documents loaded into tables guarded by simhash_dedupe().
+CREATE TABLE library (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, name text, body text,
+                      fp bigint, dup_of bigint);
+SELECT format('CREATE TRIGGER library_dedupe BEFORE INSERT OR UPDATE OF body ON library FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(%L, %L, %L, %L, %L)',
+              'body', 'fp', :k, 'link', 'dup_of') \gexec
+SELECT count(*) FROM simhash_create_index('library', 'fp', :k) \g /dev/null
+INSERT INTO library (name, body) SELECT name, body FROM docs ORDER BY name;
+\echo
+\echo '== Dedupe on insert, policy link: each near duplicate points at an earlier original'
+SELECT count(*) AS rows, count(dup_of) AS linked_to_an_original FROM library;
+SELECT l.name, o.name AS duplicate_of, hamming(l.fp, o.fp) AS distance
+FROM library l JOIN library o ON o.id = l.dup_of
+ORDER BY distance DESC, l.name
+LIMIT 8;
+
+CREATE TABLE strict_library (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, name text, body text, fp bigint);
+SELECT format('CREATE TRIGGER strict_dedupe BEFORE INSERT ON strict_library FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(%L, %L, %L, %L)',
+              'body', 'fp', :k, 'reject') \gexec
+SELECT count(*) FROM simhash_create_index('strict_library', 'fp', :k) \g /dev/null
+INSERT INTO strict_library (name, body) SELECT name, body FROM docs WHERE id = :busy_id;
+CREATE FUNCTION pg_temp.try_insert(name text, body text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE detail text;
+BEGIN
+    INSERT INTO strict_library (name, body) VALUES (name, body);
+    RETURN 'inserted';
+EXCEPTION WHEN unique_violation THEN
+    GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+    RETURN format('rejected (SQLSTATE %s): %s %s', SQLSTATE, SQLERRM, detail);
+END $$;
+\echo
+\echo '== Dedupe on insert, policy reject: an edited copy of' :busy_name
+SELECT pg_temp.try_insert(name || ' (edited)', upper(regexp_replace(body, '\mthe\M', 'a'))) AS result
+FROM docs WHERE id = :busy_id;
