@@ -251,5 +251,33 @@ SELECT simhash_nearest(NULL::search_docs, 'id', 1, 5);
 SELECT block, rows, fingerprints, round(ratio) > 100 AS far_above_mean
 FROM simhash_skew('search_docs', 'fp', 1);
 
+-- More seeds: new random tables with neighbours planted at every distance 0..12, two
+-- layouts each, k = 0..10, against brute force.
+CREATE FUNCTION pg_temp.reseed(seed integer) RETURNS void LANGUAGE sql AS $$
+    TRUNCATE queries, search_docs;
+    INSERT INTO queries SELECT j, hashint8extended(j, seed * 1000 + 1) FROM generate_series(1, 30) j;
+    INSERT INTO search_docs SELECT i, hashint8extended(i, seed * 1000 + 2) FROM generate_series(1, 5000) i;
+    INSERT INTO search_docs
+    SELECT 100000 + q.qid * 100 + d, pg_temp.flip(q.fp, d, seed * 100000 + q.qid * 100 + d)
+    FROM queries q, generate_series(0, 12) d;
+    INSERT INTO search_docs SELECT 300000 + i, NULL FROM generate_series(1, 20) i;
+    SELECT pg_temp.brute_force();
+$$;
+CREATE FUNCTION pg_temp.check_seeds(seeds integer[])
+RETURNS TABLE (seed integer, layout text, k_by_index text, pairs bigint, all_equal boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+    s integer;
+BEGIN
+    FOREACH s IN ARRAY seeds LOOP
+        PERFORM pg_temp.reseed(s);
+        RETURN QUERY SELECT s, c.* FROM pg_temp.check_layouts(ARRAY[3, 4]) c;
+    END LOOP;
+END
+$$;
+SET enable_seqscan = off;
+SELECT * FROM pg_temp.check_seeds(ARRAY[1, 2, 3, 4]);
+RESET enable_seqscan;
+
 DROP TABLE search_docs, queries;
 SELECT count(*) AS layouts_left FROM simhash_layouts;
