@@ -10,6 +10,8 @@
 #   pg_regress     `make installcheck` against a throwaway PostgreSQL cluster: the
 #                  pg_regress files, then the isolation specs (pg_isolation_regress)
 #   stress         test/stress/dedupe_stress.sh: 16 concurrent writers of near duplicates
+#   dump           test/dump/dump_restore.sh: pg_dump and restore keep layouts, indexes,
+#                  the dedupe trigger and the answers
 #
 # Ends with the line "N passed, N failed" counting the test stages, and exits
 # non-zero when any of them, or the setup, failed.
@@ -85,6 +87,10 @@ stage_stress() {
     test/stress/dedupe_stress.sh
 }
 
+stage_dump() {
+    test/dump/dump_restore.sh
+}
+
 # A stage that needs what setup builds or installs is failed, not run, when setup failed:
 # its result would be about stale or missing files.
 needs_setup() {
@@ -111,6 +117,7 @@ needs_setup ctest-release stage_ctest_release
 run_stage ctest-asan stage_ctest_asan
 needs_setup pg_regress stage_pg_regress
 needs_setup stress stage_stress
+needs_setup dump stage_dump
 
 printf '\n' >&2
 printf '%s\n' "${summary[@]}" >&2
