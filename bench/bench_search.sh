@@ -12,8 +12,9 @@
 #                    takes seconds per lookup)
 #   --no-trgm        skip the comparison with pg_trgm on a real-text table
 #
-# Reports, for a layout made for max_distance 3 and one made for 8: build time, index size
-# per row, and p50/p99 latency of simhash_near(fp, q, k) for k = 3, 6, 8 and three kinds of
+# Reports, for the layouts simhash_create_index chooses for max_distance 3 and for 8, and
+# the layout of 4 blocks it gives a table deduplicated at distance 3 by simhash_dedupe:
+# build time, index size per row, and p50/p99 latency of simhash_near(fp, q, k) for k = 3, 6, 8 and three kinds of
 # query (planted: q has near duplicates; random: it has none; hot: q sits in the skewed
 # set), each query planned and executed on its own (the time includes planning), one
 # backend, no parallel workers, everything cached (pg_prewarm). Then the same on a table of
@@ -117,12 +118,12 @@ BEGIN
     END LOOP;
 END $$;
 
-CREATE FUNCTION bench.build(layout text, max_distance integer) RETURNS void
+CREATE FUNCTION bench.build(layout text, max_distance integer, blocks integer) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE t0 timestamptz := clock_timestamp(); b integer;
 BEGIN
-    PERFORM simhash_create_index('fps', 'fp', max_distance);
-    SELECT blocks INTO b FROM simhash_layouts WHERE tbl = 'fps'::regclass;
+    PERFORM simhash_create_index('fps', 'fp', max_distance, blocks);
+    SELECT l.blocks INTO b FROM simhash_layouts l WHERE l.tbl = 'fps'::regclass;
     INSERT INTO builds
     SELECT layout, b, extract(epoch FROM clock_timestamp() - t0),
            (SELECT sum(pg_relation_size(index)) FROM simhash_block_indexes('fps', 'fp')),
@@ -132,11 +133,19 @@ BEGIN
 END $$;
 SQL
 
-for layout in 3 8; do
-    log "layout for max_distance ${layout}: build, then ${queries} queries per kind and k"
-    psql -v layout="${layout}" -v nq="${queries}" -v nseq="${seq_queries}" <<'SQL'
-SELECT bench.build('max_distance ' || :layout, :layout);
-SELECT bench.measure('max_distance ' || :layout, :nq, :nseq);
+for layout in 3 8 3/4; do
+    max_distance=${layout%/*}
+    blocks=NULL
+    name="max_distance ${max_distance}"
+    if [[ ${layout} == */* ]]; then
+        blocks=${layout#*/}
+        name="${blocks} blocks (dedupe)"
+    fi
+    log "layout ${name}: build, then ${queries} queries per kind and k"
+    psql -v name="${name}" -v md="${max_distance}" -v blocks="${blocks}" -v nq="${queries}" \
+        -v nseq="${seq_queries}" <<'SQL'
+SELECT bench.build(:'name', :md, :blocks);
+SELECT bench.measure(:'name', :nq, :nseq);
 SQL
 done
 
