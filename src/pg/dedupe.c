@@ -563,11 +563,82 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 		found->key_text = describe_key(c, t, slot);
 }
 
-/* True when the row in slot is the old version of the row being updated. */
-static bool
-is_old_row(DedupeTarget *t, TupleTableSlot *slot, Oid old_relid, ItemPointer old_tid)
+/* One search of one target for a fingerprint: what every candidate is checked against. */
+typedef struct Search
 {
-	return old_tid != NULL && t->relid == old_relid && ItemPointerEquals(&slot->tts_tid, old_tid);
+	DedupeConfig *c;
+	DedupeTarget *t;
+	Relation	rel;
+	TupleTableSlot *slot;
+	uint64		fp;
+	Snapshot	xact_snapshot;
+	Oid			old_relid;		/* the row being updated (old_tid NULL on insert) */
+	ItemPointer old_tid;
+	Found	   *found;
+} Search;
+
+/* Checks a candidate row (in s->slot) whose fingerprint is fp: within k, not the row itself. */
+static void
+check_candidate(Search *s, uint64 fp)
+{
+	int			distance = simhash_hamming(s->fp, fp);
+
+	if (distance > s->c->k)
+		return;
+	if (s->old_tid != NULL && s->t->relid == s->old_relid &&
+		ItemPointerEquals(&s->slot->tts_tid, s->old_tid))
+		return;
+	consider(s->c, s->t, s->rel, s->slot, distance, s->xact_snapshot, s->found);
+}
+
+/* Checks the row in s->slot, reading its fingerprint there. */
+static void
+check_slot(Search *s)
+{
+	bool		isnull;
+	Datum		d = slot_getattr(s->slot, s->t->fp_attno, &isnull);
+
+	if (!isnull)
+		check_candidate(s, (uint64) DatumGetInt64(d));
+}
+
+/*
+ * Probes block index i of the target with every value in probes[0..n). With the
+ * fingerprint in the index, only rows within k are read from the table.
+ */
+static void
+probe_block(Search *s, int i, Snapshot snapshot, const uint32 *probes, size_t n)
+{
+	Relation	ind = index_open(s->t->indexes[i], AccessShareLock);
+	IndexScanDesc scan = index_beginscan(s->rel, ind, snapshot, 1, 0);
+	bool		in_index = s->t->has_fingerprint[i];
+
+	scan->xs_want_itup = in_index;
+	for (size_t p = 0; p < n; p++)
+	{
+		ScanKeyData key;
+
+		ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum((int32) probes[p]));
+		index_rescan(scan, &key, 1, NULL, 0);
+		if (!in_index)
+		{
+			while (index_getnext_slot(scan, ForwardScanDirection, s->slot))
+				check_slot(s);
+			continue;
+		}
+		while (index_getnext_tid(scan, ForwardScanDirection) != NULL)
+		{
+			bool		isnull;
+			Datum		d = index_getattr(scan->xs_itup, 2, scan->xs_itupdesc, &isnull);
+
+			/* An MVCC snapshot sees at most one version of a HOT chain. */
+			if (!isnull && simhash_hamming(s->fp, (uint64) DatumGetInt64(d)) <= s->c->k &&
+				index_fetch_heap(scan, s->slot))
+				check_candidate(s, (uint64) DatumGetInt64(d));
+		}
+	}
+	index_endscan(scan);
+	index_close(ind, NoLock);
 }
 
 /* Looks for rows of target t within k of fp visible to snapshot. */
@@ -575,101 +646,43 @@ static void
 search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, Snapshot snapshot,
 			  Snapshot xact_snapshot, Oid old_relid, ItemPointer old_tid, Found *found)
 {
-	Relation	rel = table_open(t->relid, AccessShareLock);
-	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	Search		s = {c, t, NULL, NULL, fp, xact_snapshot, old_relid, old_tid, found};
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
+	s.rel = table_open(t->relid, AccessShareLock);
+	s.slot = table_slot_create(s.rel, NULL);
 	if (t->plan.blocks == 0)
 	{
-		TableScanDesc scan = table_beginscan(rel, snapshot, 0, NULL);
+		TableScanDesc scan = table_beginscan(s.rel, snapshot, 0, NULL);
 		uint64		rows = 0;
 
-		while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+		while (table_scan_getnextslot(scan, ForwardScanDirection, s.slot))
 		{
-			bool		isnull;
-			Datum		d = slot_getattr(slot, t->fp_attno, &isnull);
-			int			distance;
-
 			if ((++rows & 0xFFFF) == 0)
 				CHECK_FOR_INTERRUPTS();
-			if (isnull || is_old_row(t, slot, old_relid, old_tid))
-				continue;
-			distance = simhash_hamming(fp, (uint64) DatumGetInt64(d));
-			if (distance <= c->k)
-				consider(c, t, rel, slot, distance, xact_snapshot, found);
+			check_slot(&s);
 		}
 		table_endscan(scan);
 	}
-	else
+	for (int i = 0; i < t->plan.blocks; i++)
 	{
-		for (int i = 0; i < t->plan.blocks; i++)
-		{
-			int			radius = t->plan.probes.radius[i];
-			uint64		count;
-			size_t		n;
-			uint32	   *probes;
-			Relation	ind;
-			IndexScanDesc scan;
+		int			radius = t->plan.probes.radius[i];
+		uint64		count;
+		size_t		n;
+		uint32	   *probes;
 
-			if (radius < 0)
-				continue;
-			check_status(simhash_block_probe_count(t->plan.blocks, i, radius, &count,
-												   errbuf, sizeof(errbuf)), errbuf);
-			probes = palloc(sizeof(uint32) * count);
-			check_status(simhash_block_probes(fp, t->plan.blocks, i, radius, probes, count, &n,
-											  errbuf, sizeof(errbuf)), errbuf);
-			ind = index_open(t->indexes[i], AccessShareLock);
-			scan = index_beginscan(rel, ind, snapshot, 1, 0);
-			/* With the fingerprint in the index, only matches are read from the table. */
-			scan->xs_want_itup = t->has_fingerprint[i];
-			for (size_t p = 0; p < n; p++)
-			{
-				ScanKeyData key;
-
-				ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT4EQ,
-							Int32GetDatum((int32) probes[p]));
-				index_rescan(scan, &key, 1, NULL, 0);
-				if (t->has_fingerprint[i])
-				{
-					while (index_getnext_tid(scan, ForwardScanDirection) != NULL)
-					{
-						bool		isnull;
-						Datum		d = index_getattr(scan->xs_itup, 2, scan->xs_itupdesc, &isnull);
-						int			distance;
-
-						if (isnull)
-							continue;
-						distance = simhash_hamming(fp, (uint64) DatumGetInt64(d));
-						if (distance > c->k)
-							continue;
-						/* An MVCC snapshot sees at most one version of a HOT chain. */
-						if (!index_fetch_heap(scan, slot) ||
-							is_old_row(t, slot, old_relid, old_tid))
-							continue;
-						consider(c, t, rel, slot, distance, xact_snapshot, found);
-					}
-					continue;
-				}
-				while (index_getnext_slot(scan, ForwardScanDirection, slot))
-				{
-					bool		isnull;
-					Datum		d = slot_getattr(slot, t->fp_attno, &isnull);
-					int			distance;
-
-					if (isnull || is_old_row(t, slot, old_relid, old_tid))
-						continue;
-					distance = simhash_hamming(fp, (uint64) DatumGetInt64(d));
-					if (distance <= c->k)
-						consider(c, t, rel, slot, distance, xact_snapshot, found);
-				}
-			}
-			index_endscan(scan);
-			index_close(ind, NoLock);
-			pfree(probes);
-		}
+		if (radius < 0)
+			continue;
+		check_status(simhash_block_probe_count(t->plan.blocks, i, radius, &count,
+											   errbuf, sizeof(errbuf)), errbuf);
+		probes = palloc(sizeof(uint32) * count);
+		check_status(simhash_block_probes(fp, t->plan.blocks, i, radius, probes, count, &n,
+										  errbuf, sizeof(errbuf)), errbuf);
+		probe_block(&s, i, snapshot, probes, n);
+		pfree(probes);
 	}
-	ExecDropSingleTupleTableSlot(slot);
-	table_close(rel, NoLock);
+	ExecDropSingleTupleTableSlot(s.slot);
+	table_close(s.rel, NoLock);
 }
 
 /* The text of the row, or NULL. */
