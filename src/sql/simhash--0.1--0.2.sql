@@ -66,13 +66,23 @@ CREATE FUNCTION simhash_df(query text, tokenizer text DEFAULT 'word', n integer 
     RETURNS TABLE (feature bigint, df bigint, docs bigint)
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
     AS $fn$
+DECLARE
+    body_type pg_catalog.regtype;
 BEGIN
     IF min_df OPERATOR(pg_catalog.<) 1 THEN
         RAISE EXCEPTION 'simhash: min_df must be at least 1, got %', min_df
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    -- Check the options before running the query.
+    -- Check the options and the type of the query's first column before running it.
     PERFORM @extschema@.simhash_features('', tokenizer, n);
+    EXECUTE pg_catalog.format(
+        'SELECT pg_catalog.pg_typeof((SELECT q.body FROM (%s) AS q (body) LIMIT 0))', query)
+        INTO body_type;
+    IF body_type OPERATOR(pg_catalog.<>) ALL (ARRAY['text', 'character varying',
+                                                   'character']::pg_catalog.regtype[]) THEN
+        RAISE EXCEPTION 'simhash: the first column of the query must be text, not %', body_type
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
     RETURN QUERY EXECUTE pg_catalog.format(
         $q$SELECT c.feature, c.df, c.docs
            FROM (SELECT g.feature, g.df,
