@@ -1,12 +1,13 @@
 #include "core/fingerprint.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
-// xxHash as static inline functions: no xxHash symbol leaves this object file, so another
-// library loaded in the same process cannot clash with ours.
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+// xxHash as static inline functions (token_hash.hpp defines XXH_INLINE_ALL): no xxHash
+// symbol leaves this object file, so another library loaded in the same process cannot
+// clash with ours.
+#include "core/token_hash.hpp"
 
 namespace simhash {
 
@@ -24,40 +25,72 @@ std::uint64_t hash_bytes(const void* data, std::size_t len) noexcept {
 
 namespace detail {
 
-void FeatureSink::token(const unsigned char* bytes, std::size_t len) noexcept {
-  const std::uint64_t h = hash_bytes(bytes, len);
-  ++tokens_;
+inline void FeatureSink::token(const unsigned char* bytes, std::size_t len) noexcept {
+  push(detail::token_hash(bytes, len, kSeed));
+}
+
+inline void FeatureSink::ascii_token(const unsigned char* raw, std::size_t len) noexcept {
+  push(detail::token_hash<true>(raw, len, kSeed));
+}
+
+namespace {
+// Feature hashes of the windows of N tokens ending at h[first..m), written to out; h[-N+1..0)
+// are the tokens before. Returns the number of features.
+template <unsigned N>
+unsigned shingle(const std::uint64_t* h, unsigned first, unsigned m, std::uint64_t* out) noexcept {
+  unsigned k = 0;
+  for (unsigned j = first; j < m; ++j) out[k++] = combine(h + j + 1 - N, N);
+  return k;
+}
+}  // namespace
+
+void FeatureSink::flush() noexcept {
+  const unsigned m = nbuf_;
+  const std::uint64_t* h = hashes_ + kCarry;
   if (n_ == 1) {
-    counter_.add(h);
-    return;
+    counter_.add_many(h, m);
+  } else {
+    // The window ending at token tokens_ + j is complete from token n - 1 on.
+    const unsigned first =
+        tokens_ >= n_ - 1 ? 0 : static_cast<unsigned>(std::min<std::uint64_t>(n_ - 1 - tokens_, m));
+    std::uint64_t features[kBatch];
+    unsigned k;
+    switch (n_) {  // the common sizes unrolled: the same result as the general case
+      case 2:
+        k = shingle<2>(h, first, m, features);
+        break;
+      case 3:
+        k = shingle<3>(h, first, m, features);
+        break;
+      default:
+        k = 0;
+        for (unsigned j = first; j < m; ++j) features[k++] = combine(h + j + 1 - n_, n_);
+        break;
+    }
+    counter_.add_many(features, k);
   }
-  // The common sizes unrolled: same result as the general case below.
-  if (n_ == 3) {
-    window_[0] = window_[1];
-    window_[1] = window_[2];
-    window_[2] = h;
-    if (tokens_ >= 3) counter_.add(combine(window_, 3));
-    return;
-  }
-  if (n_ == 2) {
-    window_[0] = window_[1];
-    window_[1] = h;
-    if (tokens_ >= 2) counter_.add(combine(window_, 2));
-    return;
-  }
-  for (unsigned i = 0; i + 1 < n_; ++i) window_[i] = window_[i + 1];
-  window_[n_ - 1] = h;
-  if (tokens_ >= n_) counter_.add(combine(window_, n_));
+  tokens_ += m;
+  for (unsigned i = 0; i < kCarry; ++i) hashes_[i] = hashes_[i + m];
+  nbuf_ = 0;
 }
 
 void FeatureSink::finish() noexcept {
-  if (tokens_ > 0 && tokens_ < n_) {
-    const auto k = static_cast<unsigned>(tokens_);
-    counter_.add(combine(window_ + (n_ - k), k));
+  const std::uint64_t total = tokens_ + nbuf_;
+  if (total > 0 && total < n_) {
+    // Fewer than n tokens, all in this batch (a batch holds more than kMaxShingle).
+    counter_.add(combine(hashes_ + kCarry, static_cast<unsigned>(total)));
+    tokens_ = total;
+    nbuf_ = 0;
+    return;
   }
+  flush();
 }
 
 }  // namespace detail
+
+void Fingerprinter::feed(const char* data, std::size_t size) noexcept {
+  tokenizer_.feed(data, size, sink_);
+}
 
 Fingerprinter::Fingerprinter(const Options& options)
     : sink_((validate(options), options.shingle)),

@@ -54,18 +54,35 @@ inline std::uint64_t combine(const std::uint64_t* hashes, unsigned n) noexcept {
 }
 
 namespace detail {
-// Token hashes -> shingled feature hashes -> bit counter.
+// Token hashes -> shingled feature hashes -> bit counter. Its token methods are defined in
+// fingerprint.cpp, where the tokenizer loop that calls them is compiled too, so that they
+// are inlined into it. Token hashes are collected in batches; each batch is then shingled
+// and counted in tight loops.
 class FeatureSink {
  public:
   explicit FeatureSink(int shingle) noexcept : n_(static_cast<unsigned>(shingle)) {}
   void token(const unsigned char* bytes, std::size_t len) noexcept;
-  // Adds the short feature of a text with fewer than n tokens.
+  // An ASCII word straight out of the input, not yet lower-cased (see tokenizer.hpp).
+  void ascii_token(const unsigned char* raw, std::size_t len) noexcept;
+  // Counts the last features, and the short feature of a text with fewer than n tokens.
   void finish() noexcept;
   BitCounter& counter() noexcept { return counter_; }
 
  private:
-  std::uint64_t window_[kMaxShingle] = {};  // last n token hashes, oldest first
-  std::uint64_t tokens_ = 0;
+  static constexpr unsigned kBatch = 64;
+  static constexpr unsigned kCarry = kMaxShingle - 1;
+
+  void push(std::uint64_t h) noexcept {
+    hashes_[kCarry + nbuf_] = h;
+    if (++nbuf_ == kBatch) flush();
+  }
+  void flush() noexcept;
+
+  // Token hashes in text order: the batch from kCarry on, preceded by the last n - 1 hashes
+  // of the batches before it.
+  std::uint64_t hashes_[kCarry + kBatch] = {};
+  std::uint64_t tokens_ = 0;  // tokens of the batches before this one
+  unsigned nbuf_ = 0;         // tokens in this batch
   unsigned n_;
   BitCounter counter_;
 };
@@ -77,7 +94,7 @@ class Fingerprinter {
   // Throws std::invalid_argument for invalid options.
   explicit Fingerprinter(const Options& options = {});
 
-  void feed(const char* data, std::size_t size) noexcept { tokenizer_.feed(data, size, sink_); }
+  void feed(const char* data, std::size_t size) noexcept;
   void feed(std::string_view chunk) noexcept { feed(chunk.data(), chunk.size()); }
 
   // The fingerprint of everything fed, or nullopt when the text had no token.
