@@ -238,6 +238,13 @@ class Tokenizer {
         word_.last_ccc = 0;
         continue;
       }
+      if (stop - p >= 3 && (c & 0xF0) == 0xE0) {
+        const unsigned char* q = unspaced_run(p, stop, sink);
+        if (q != p) {
+          p = q;
+          continue;
+        }
+      }
       const unsigned need = utf8::sequence_length(c);
       if (need == 0) {
         separator(sink);
@@ -383,6 +390,96 @@ class Tokenizer {
       for (std::size_t i = 0; i < len; ++i) word_.bytes[i] = static_cast<unsigned char>(raw[i] | 0x20);
       sink.token(word_.bytes, len);
     }
+  }
+
+  // What the 3 bytes at p are, for the fast path of unspaced runs: kUnit for a simple
+  // unspaced code point (unicode::simple_unspaced), kBreak for a simple separator, kOther for
+  // anything else (other code points, and bytes that are not a valid 3-byte sequence).
+  enum Kind3 { kOther, kUnit, kBreak };
+  static Kind3 kind3(const unsigned char* p) noexcept {
+    if ((p[0] & 0xF0) != 0xE0 || !utf8::is_continuation(p[1]) || !utf8::is_continuation(p[2])) {
+      return kOther;
+    }
+    const char32_t cp = (char32_t(p[0] & 0x0F) << 12) | (char32_t(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
+    // Both bitmaps are empty below U+0800 and on surrogates: overlong forms are kOther.
+    if (unicode::simple_unspaced(cp)) return kUnit;
+    if (unicode::simple_separator(cp)) return kBreak;
+    return kOther;
+  }
+
+  // The fast path over a stretch of 3-byte code points that are simple unspaced units or
+  // simple separators, from p to the first other one (or stop). Gives exactly the tokens
+  // and the state of the general path (classified() for each), but while a run's units
+  // come from the input, they are described by pointers into it and go to the sink
+  // straight from there: a unit is complete once the next begins (none has a mark), and
+  // with bigrams two neighbouring units are adjacent in the input. Returns where it
+  // stopped (p itself when p is not such a code point).
+  const unsigned char* unspaced_run(const unsigned char* p, const unsigned char* stop,
+                                    Sink& sink) noexcept {
+    Kind3 kind = kind3(p);
+    if (kind == kOther) return p;
+    end_word(sink);
+    // Up to two steps the general way, until the open run (if any) is made of input units.
+    const unsigned char* held = nullptr;  // the unit in unit_, when it came from the input
+    while (kind != kOther && !(kind == kUnit && (held != nullptr || (unit_.len == 0 && run_units_ == 0)))) {
+      if (kind == kBreak) {
+        separator(sink);
+        held = nullptr;
+      } else {
+        complete_unit(sink);
+        unit_.append(p, 3, 0);
+        held = p;
+      }
+      p += 3;
+      if (stop - p < 3) return p;
+      kind = kind3(p);
+    }
+    if (kind == kOther) return p;
+    // Fast: cur is the open unit, prev the unit completed before it in this run (null at
+    // the start of a run, when run_units_ is 0 and nothing pairs with cur).
+    const unsigned char* prev = nullptr;
+    const unsigned char* cur;
+    if (held != nullptr) {  // unit_ holds the input unit `held`: complete it the general way
+      complete_unit(sink);
+      prev = held;
+    }
+    cur = p;
+    p += 3;
+    while (stop - p >= 3) {
+      kind = kind3(p);
+      if (kind == kOther) break;
+      // cur is complete
+      if (!bigrams_) {
+        sink.token(cur, 3);
+      } else if (prev != nullptr) {
+        sink.token(prev, 6);  // prev and cur, adjacent
+      }
+      ++run_units_;
+      if (kind == kUnit) {
+        prev = cur;
+        cur = p;
+        p += 3;
+        continue;
+      }
+      // a separator ends the run; a run of a single unit is a token by itself
+      if (bigrams_ && run_units_ == 1) sink.token(cur, 3);
+      run_units_ = 0;
+      p += 3;
+      // skip further separators, up to the next unit
+      while (stop - p >= 3 && (kind = kind3(p)) == kBreak) p += 3;
+      if (stop - p < 3 || kind != kUnit) return p;  // the state is idle
+      prev = nullptr;
+      cur = p;
+      p += 3;
+    }
+    // Leave cur open in unit_ (and prev in prev_unit_), as the general path would.
+    unit_.clear();
+    unit_.append(cur, 3, 0);
+    if (bigrams_ && prev != nullptr) {
+      prev_unit_.clear();
+      prev_unit_.append(prev, 3, 0);
+    }
+    return p;
   }
 
   // Continues a UTF-8 sequence cut by the previous chunk's end.

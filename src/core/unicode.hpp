@@ -26,6 +26,25 @@ struct CodePointInfo {
 // Properties of cp; values above 0x10FFFF are Separators.
 CodePointInfo lookup(char32_t cp) noexcept;
 
+// Two derived copies of what lookup() says about the code points of 3-byte UTF-8 (U+0800..
+// U+FFFF, no surrogates), computed from the same tables at compile time, for the
+// tokenizer's fast path over unspaced runs. Bit cp % 64 of bits[cp / 64] is set when cp is
+//  - kSimpleUnspaced: Unspaced, maps to itself, combining class 0 (most of Han, kana, Thai);
+//  - kSimpleSeparator: not Ignorable, and it and every code point it maps to is a Separator
+//    (ideographic space and punctuation, fullwidth forms of ASCII punctuation...).
+struct Bitmap64K {
+  std::uint64_t bits[1024];
+};
+extern const Bitmap64K kSimpleUnspaced;
+extern const Bitmap64K kSimpleSeparator;
+
+inline bool simple_unspaced(char32_t cp) noexcept {
+  return cp < 0x10000 && ((kSimpleUnspaced.bits[cp >> 6] >> (cp & 63)) & 1) != 0;
+}
+inline bool simple_separator(char32_t cp) noexcept {
+  return cp < 0x10000 && ((kSimpleSeparator.bits[cp >> 6] >> (cp & 63)) & 1) != 0;
+}
+
 inline constexpr const char* kUnicodeVersion = "15.0.0";
 
 }  // namespace simhash::unicode

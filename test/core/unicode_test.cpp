@@ -66,6 +66,38 @@ TEST(Unicode, AsciiRule) {
   }
 }
 
+TEST(Unicode, FastPathBitmapsAgreeWithLookup) {
+  unsigned unspaced = 0, separators = 0;
+  for (char32_t cp = 0; cp <= 0x10FFFF + 1; ++cp) {
+    const CodePointInfo i = lookup(cp);
+    const bool three_bytes = cp >= 0x800 && cp < 0x10000 && !(cp >= 0xD800 && cp <= 0xDFFF);
+    const bool simple = three_bytes && i.cls == CharClass::Unspaced && i.map_len == 0 && i.ccc == 0;
+    ASSERT_EQ(simple_unspaced(cp), simple) << std::hex << cp;
+    unspaced += simple;
+    bool separator = three_bytes && i.cls != CharClass::Ignorable;
+    if (i.map_len == 0) {
+      separator = separator && i.cls == CharClass::Separator;
+    } else {
+      for (unsigned k = 0; k < i.map_len; ++k) {
+        separator = separator && lookup(i.map[k]).cls == CharClass::Separator;
+      }
+    }
+    ASSERT_EQ(simple_separator(cp), separator) << std::hex << cp;
+    separators += separator;
+  }
+  EXPECT_GT(unspaced, 20000u);  // Han alone has more
+  EXPECT_GT(separators, 1000u);
+  EXPECT_TRUE(simple_unspaced(0x4E2D));    // 中
+  EXPECT_TRUE(simple_unspaced(0x3042));    // あ
+  EXPECT_FALSE(simple_unspaced(0x304C));   // が maps to か + U+3099
+  EXPECT_FALSE(simple_unspaced(0x3001));   // 、 is punctuation
+  EXPECT_TRUE(simple_separator(0x3001));   // 、
+  EXPECT_TRUE(simple_separator(0x3000));   // ideographic space
+  EXPECT_TRUE(simple_separator(0xFF08));   // （ maps to (
+  EXPECT_FALSE(simple_separator(0xFF21));  // Ａ maps to a
+  EXPECT_FALSE(simple_separator(0x200B));  // zero width space is ignorable
+}
+
 TEST(Unicode, MappingsAreFixpoints) {
   unsigned longest = 0;
   for (char32_t cp = 0; cp <= 0x10FFFF; ++cp) {
