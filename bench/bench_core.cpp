@@ -1,12 +1,23 @@
 // Core fingerprint throughput (MB/s) on real text, with MD5 and a bare XXH3 pass over the
-// same bytes as baselines measured in the same run.
+// same bytes as baselines measured in the same run, per language and per option, and a
+// breakdown of the default into stages. Ends with a summary table.
 //
 //   build/bench_core [--benchmark_...]            English: /usr/share/doc/*/copyright
 //   SIMHASH_CORPUS=DIR build/bench_core           DIR/{en,zh,ja,...}/ from make_corpus.sh
+//
+//   SIMHASH_CORPUS=DIR build/bench_core --benchmark_repetitions=5
+//       --benchmark_report_aggregates_only=true   (one line; the summary then shows medians)
+//
+// Stages (the same inlined code as the real path, each adding one step to the one before):
+//   tokenize    the tokenizer alone; the sink only adds up token lengths
+//   +hash       and XXH3 of every token
+//   +shingle    and combine() of every 3 consecutive token hashes
+//   default     and the bit counters: the whole fingerprint, simhash(text)
 #include <benchmark/benchmark.h>
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,7 +26,11 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "core/fingerprint.hpp"
+#include "core/token_hash.hpp"
+#include "core/tokenizer.hpp"
 
 namespace fs = std::filesystem;
 
@@ -100,6 +115,124 @@ void BM_Xxh3Whole(benchmark::State& state, std::string lang) {
   state.SetBytesProcessed(state.iterations() * total_bytes(docs));
 }
 
+// Stage sinks. Each does what the real FeatureSink does up to its stage, with the same
+// inlined functions, and folds the result into one value so nothing is optimized away.
+struct TokenizeSink {
+  std::uint64_t acc = 0;
+  void token(const unsigned char*, std::size_t len) noexcept { acc += len; }
+  void ascii_token(const unsigned char*, std::size_t len) noexcept { acc += len; }
+};
+
+struct HashSink {
+  std::uint64_t acc = 0;
+  void token(const unsigned char* p, std::size_t len) noexcept {
+    acc ^= simhash::detail::token_hash(p, len, simhash::kSeed);
+  }
+  void ascii_token(const unsigned char* p, std::size_t len) noexcept {
+    acc ^= simhash::detail::token_hash<true>(p, len, simhash::kSeed);
+  }
+};
+
+struct ShingleSink {
+  std::uint64_t acc = 0;
+  std::uint64_t window[3] = {};
+  void add(std::uint64_t h) noexcept {
+    window[0] = window[1];
+    window[1] = window[2];
+    window[2] = h;
+    acc ^= simhash::combine(window, 3);
+  }
+  void token(const unsigned char* p, std::size_t len) noexcept {
+    add(simhash::detail::token_hash(p, len, simhash::kSeed));
+  }
+  void ascii_token(const unsigned char* p, std::size_t len) noexcept {
+    add(simhash::detail::token_hash<true>(p, len, simhash::kSeed));
+  }
+};
+
+template <class Sink>
+void BM_Stage(benchmark::State& state, std::string lang) {
+  const auto& docs = corpus().at(lang);
+  for (auto _ : state) {
+    for (const auto& d : docs) {
+      Sink sink;
+      simhash::Tokenizer<Sink> t(simhash::TokenizerOptions{false});
+      t.feed(d.data(), d.size(), sink);
+      t.finish(sink);
+      benchmark::DoNotOptimize(sink.acc);
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * total_bytes(docs));
+}
+
+// The columns of the summary, in order: benchmark name prefix and column title.
+const std::vector<std::pair<std::string, std::string>> kColumns = {
+    {"md5", "md5"},
+    {"xxh3_whole_text", "xxh3"},
+    {"simhash_default", "default"},
+    {"simhash_shingle1", "shingle1"},
+    {"simhash_shingle2", "shingle2"},
+    {"simhash_default_bigrams", "bigrams"},
+    {"stage1_tokenize", "tokenize"},
+    {"stage2_hash", "+hash"},
+    {"stage3_shingle", "+shingle"},
+};
+
+// Console output as usual, plus the MB/s of every benchmark (the median when repeated).
+class SummaryReporter : public benchmark::ConsoleReporter {
+ public:
+  using ConsoleReporter::ConsoleReporter;
+
+  void ReportRuns(const std::vector<Run>& reports) override {
+    ConsoleReporter::ReportRuns(reports);
+    for (const Run& r : reports) {
+      if (r.error_occurred) continue;
+      const bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
+      const bool single = r.run_type == Run::RT_Iteration && r.repetitions <= 1;
+      if (!median && !single) continue;
+      const auto it = r.counters.find("bytes_per_second");
+      if (it == r.counters.end()) continue;
+      mbps_[r.run_name.function_name] = it->second.value / 1e6;
+      repeated_ = repeated_ || median;
+    }
+  }
+
+  void PrintSummary() const {
+    if (mbps_.empty()) return;
+    std::printf("\nSummary: MB/s (10^6 bytes per second of CPU time; the M/s above are 2^20),"
+                " one thread, %s.\n",
+                repeated_ ? "medians of the repetitions" : "one run each (use "
+                "--benchmark_repetitions=N for medians)");
+    std::printf("default = simhash(text): word trigrams, CJK character trigrams; shingle1/2: "
+                "1 and 2 tokens per feature;\nbigrams: the default with cjk_bigrams; "
+                "tokenize, +hash, +shingle: the default's stages (its 4th is the counters).\n\n");
+    std::printf("%-4s", "lang");
+    for (const auto& [prefix, title] : kColumns) std::printf(" %9s", title.c_str());
+    std::printf(" %12s\n", "default/md5");
+    for (const auto& [lang, docs] : corpus()) {
+      std::printf("%-4s", lang.c_str());
+      for (const auto& [prefix, title] : kColumns) {
+        const auto it = mbps_.find(prefix + "/" + lang);
+        if (it == mbps_.end()) {
+          std::printf(" %9s", "-");
+        } else {
+          std::printf(" %9.0f", it->second);
+        }
+      }
+      const auto d = mbps_.find("simhash_default/" + lang);
+      const auto m = mbps_.find("md5/" + lang);
+      if (d != mbps_.end() && m != mbps_.end()) {
+        std::printf(" %12.2f", d->second / m->second);
+      }
+      std::printf("\n");
+    }
+  }
+
+ private:
+  std::map<std::string, double> mbps_;
+  bool repeated_ = false;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -111,11 +244,22 @@ int main(int argc, char** argv) {
     for (int shingle : {1, 2}) {  // the default is 3
       benchmark::RegisterBenchmark(
           ("simhash_shingle" + std::to_string(shingle) + "/" + lang).c_str(), BM_Simhash, lang,
-          simhash::Options{shingle, true});
+          simhash::Options{shingle, false});
     }
+    benchmark::RegisterBenchmark(("simhash_default_bigrams/" + lang).c_str(), BM_Simhash, lang,
+                                 simhash::Options{3, true});
+    benchmark::RegisterBenchmark(("stage1_tokenize/" + lang).c_str(), BM_Stage<TokenizeSink>,
+                                 lang);
+    benchmark::RegisterBenchmark(("stage2_hash/" + lang).c_str(), BM_Stage<HashSink>, lang);
+    benchmark::RegisterBenchmark(("stage3_shingle/" + lang).c_str(), BM_Stage<ShingleSink>, lang);
   }
   benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  // Colours only on a terminal, as the library's own console reporter does by default.
+  SummaryReporter reporter(isatty(fileno(stdout)) ? benchmark::ConsoleReporter::OO_Color
+                                                  : benchmark::ConsoleReporter::OO_None);
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.PrintSummary();
   benchmark::Shutdown();
   return 0;
 }
