@@ -1,5 +1,6 @@
 // The fast fingerprint path against the simple reference (reference.hpp), for every
-// shingle size and both cjk_bigrams settings, on random byte soup, random Unicode, the
+// instruction set path this CPU has (isa.hpp), every shingle size and both cjk_bigrams
+// settings, on random byte soup, random Unicode, the
 // tricky texts, chunked at random boundaries, and on real text when it is available:
 //   /usr/share/doc/*/copyright (English), and SIMHASH_CORPUS=DIR (DIR/{en,de,fr,zh,ja}/, as
 //   made by scripts/make_corpus.sh) for the other languages. Missing corpora are skipped.
@@ -15,10 +16,16 @@
 #include <vector>
 
 #include "core/fingerprint.hpp"
+#include "core/isa.hpp"
 #include "reference.hpp"
 #include "test_util.hpp"
 
 namespace simhash {
+namespace detail {
+// How GoogleTest prints the parameter.
+void PrintTo(Isa isa, std::ostream* os) { *os << isa_name(isa); }
+}  // namespace detail
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -92,7 +99,27 @@ void check_text(const std::string& text, std::mt19937_64& rng, std::size_t max_c
   }
 }
 
-TEST(Equivalence, ReferenceAgreesWithTheGoldenValues) {
+// Every test below runs once per instruction set path; paths this CPU lacks are skipped.
+class Equivalence : public ::testing::TestWithParam<detail::Isa> {
+ protected:
+  void SetUp() override {
+    if (static_cast<int>(GetParam()) > static_cast<int>(detail::best_isa())) {
+      GTEST_SKIP() << "this CPU has no " << detail::isa_name(GetParam());
+    }
+    detail::limit_isa(GetParam());
+    ASSERT_EQ(detail::active_isa(), GetParam());
+  }
+  void TearDown() override { detail::limit_isa(detail::Isa::kAvx512); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Isa, Equivalence,
+                         ::testing::Values(detail::Isa::kPortable, detail::Isa::kAvx2,
+                                           detail::Isa::kAvx512),
+                         [](const ::testing::TestParamInfo<detail::Isa>& info) {
+                           return std::string(detail::isa_name(info.param));
+                         });
+
+TEST(EquivalenceReference, AgreesWithTheGoldenValues) {
   // The reference itself is pinned to the frozen format.
   struct Golden {
     const char* text;
@@ -104,7 +131,7 @@ TEST(Equivalence, ReferenceAgreesWithTheGoldenValues) {
   for (const Golden& g : golden) EXPECT_EQ(hex(reference::fingerprint(g.text, 3, false)), hex(g.fp));
 }
 
-TEST(Equivalence, TrickyTexts) {
+TEST_P(Equivalence, TrickyTexts) {
   std::mt19937_64 rng(1);
   for (const std::string& text : test::tricky_texts()) {
     for (std::size_t max_chunk : {1, 2, 3, 7, 17, 64}) check_text(text, rng, max_chunk);
@@ -114,7 +141,7 @@ TEST(Equivalence, TrickyTexts) {
 // ASCII words of every length around the hash's 4/8/16-byte branches, the 64-byte scan
 // blocks and the 128-byte cut, between every kind of neighbour: separators, non-ASCII
 // letters, marks, CJK, invalid bytes, the start and end of the text.
-TEST(Equivalence, AsciiWordsOfEveryLengthAndNeighbour) {
+TEST_P(Equivalence, AsciiWordsOfEveryLengthAndNeighbour) {
   const std::vector<std::string> neighbours = {
       "",          " ",    ",",         "\n",          "\xc3\xa9",         "\xcc\x81",
       "\xe4\xb8\xad", "\xff", "\xc2\xad",  "\xe3\x82\x99", "\xf0\x9f\x98\x80", "\xe4\xb8"};
@@ -134,7 +161,7 @@ TEST(Equivalence, AsciiWordsOfEveryLengthAndNeighbour) {
   }
 }
 
-TEST(Equivalence, RandomByteSoup) {
+TEST_P(Equivalence, RandomByteSoup) {
   const std::vector<std::string> pieces = {
       "a", "Z", "9", " ", ",", "\n", "\xc3\xa9", "\xcc\x81", "\xe4\xb8\xad", "\xe3\x82\x99",
       "\xf0\x9f\x98\x80", "\xef\xb8\x8f", "\xc2\xad", "\xff", "\x80", "\xe4", "\xe4\xb8",
@@ -157,7 +184,7 @@ TEST(Equivalence, RandomByteSoup) {
 }
 
 // Random code points from every range the tokenizer treats differently, valid UTF-8.
-TEST(Equivalence, RandomUnicode) {
+TEST_P(Equivalence, RandomUnicode) {
   struct Range {
     char32_t lo, hi;
   };
@@ -217,14 +244,14 @@ void check_files(const std::vector<fs::path>& files, std::mt19937_64& rng) {
   }
 }
 
-TEST(Equivalence, RealEnglishText) {
+TEST_P(Equivalence, RealEnglishText) {
   std::mt19937_64 rng(5);
   const auto files = sample_files("/usr/share/doc", 60, true);
   if (files.empty()) GTEST_SKIP() << "no /usr/share/doc/*/copyright files";
   check_files(files, rng);
 }
 
-TEST(Equivalence, RealCorpusInEveryLanguage) {
+TEST_P(Equivalence, RealCorpusInEveryLanguage) {
   const char* dir = std::getenv("SIMHASH_CORPUS");
   if (dir == nullptr || !fs::is_directory(dir)) {
     GTEST_SKIP() << "set SIMHASH_CORPUS to a corpus from scripts/make_corpus.sh to run this";
