@@ -126,6 +126,48 @@ __attribute__((target("avx512f,avx512dq"))) unsigned shingle_avx512(
   return k;
 }
 #pragma GCC diagnostic pop
+
+// The same with AVX2, 4 windows at once. AVX2 has no 64-bit lane multiply: a * k mod 2^64
+// is lo(a) lo(k) + ((hi(a) lo(k) + lo(a) hi(k)) << 32), three 32x32->64 multiplies.
+__attribute__((target("avx2"))) inline __m256i mul64_avx2(__m256i a, __m256i k,
+                                                          __m256i k_hi) noexcept {
+  const __m256i lo_lo = _mm256_mul_epu32(a, k);
+  const __m256i hi_lo = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), k);
+  const __m256i lo_hi = _mm256_mul_epu32(a, k_hi);
+  return _mm256_add_epi64(lo_lo, _mm256_slli_epi64(_mm256_add_epi64(hi_lo, lo_hi), 32));
+}
+
+template <unsigned N>
+__attribute__((target("avx2"))) unsigned shingle_avx2(const std::uint64_t* h, unsigned first,
+                                                      unsigned m, std::uint64_t* out) noexcept {
+  constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
+  constexpr std::uint64_t kMix1 = 0xFF51AFD7ED558CCDULL;
+  constexpr std::uint64_t kMix2 = 0xC4CEB9FE1A85EC53ULL;
+  const __m256i golden = _mm256_set1_epi64x(static_cast<long long>(kGolden));
+  const __m256i golden_hi = _mm256_set1_epi64x(static_cast<long long>(kGolden >> 32));
+  const __m256i mix1 = _mm256_set1_epi64x(static_cast<long long>(kMix1));
+  const __m256i mix1_hi = _mm256_set1_epi64x(static_cast<long long>(kMix1 >> 32));
+  const __m256i mix2 = _mm256_set1_epi64x(static_cast<long long>(kMix2));
+  const __m256i mix2_hi = _mm256_set1_epi64x(static_cast<long long>(kMix2 >> 32));
+  unsigned j = first, k = 0;
+  for (; j + 4 <= m; j += 4, k += 4) {
+    __m256i acc = _mm256_set1_epi64x(static_cast<long long>(kSeed));
+    for (unsigned i = 0; i < N; ++i) {  // combine()
+      const __m256i x =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + j + 1 - N + i));
+      acc = mul64_avx2(_mm256_xor_si256(acc, x), golden, golden_hi);
+      acc = _mm256_xor_si256(acc, _mm256_srli_epi64(acc, 32));
+    }
+    acc = _mm256_xor_si256(acc, _mm256_srli_epi64(acc, 33));  // mix64()
+    acc = mul64_avx2(acc, mix1, mix1_hi);
+    acc = _mm256_xor_si256(acc, _mm256_srli_epi64(acc, 33));
+    acc = mul64_avx2(acc, mix2, mix2_hi);
+    acc = _mm256_xor_si256(acc, _mm256_srli_epi64(acc, 33));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k), acc);
+  }
+  for (; j < m; ++j) out[k++] = combine(h + j + 1 - N, N);
+  return k;
+}
 #endif
 
 template <unsigned N>
@@ -133,6 +175,7 @@ unsigned shingle_best(const std::uint64_t* h, unsigned first, unsigned m, std::u
                       Isa isa) noexcept {
 #if SIMHASH_X86_DISPATCH
   if (isa == Isa::kAvx512) return shingle_avx512<N>(h, first, m, out);
+  if (isa == Isa::kAvx2) return shingle_avx2<N>(h, first, m, out);
 #endif
   (void)isa;
   return shingle<N>(h, first, m, out);
