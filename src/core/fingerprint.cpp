@@ -1,6 +1,7 @@
 #include "core/fingerprint.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -76,11 +77,23 @@ const char* isa_name(Isa isa) noexcept {
   return "?";
 }
 
+FeatureSink::FeatureSink(int shingle) noexcept
+    : n_(static_cast<unsigned>(shingle)), defer_ascii_(active_isa() == Isa::kAvx512) {}
+
 inline void FeatureSink::token(const unsigned char* bytes, std::size_t len) noexcept {
   push(detail::token_hash(bytes, len, kSeed));
 }
 
 inline void FeatureSink::ascii_token(const unsigned char* raw, std::size_t len) noexcept {
+  const auto at = reinterpret_cast<std::uintptr_t>(raw);
+  // Both 8-byte reads must stay inside the chunk: [raw, raw + 8) and [raw + len - 8, raw + len).
+  if (defer_ascii_ && len <= 16 && at - input_begin_ >= 8 && input_end_ - at >= 8) {
+    hashes_[kCarry + nbuf_] = xxh3::le64(raw) | 0x2020202020202020ULL;
+    last8_[nbuf_] = xxh3::le64(raw + len - 8) | 0x2020202020202020ULL;
+    pending_len_[nbuf_] = static_cast<std::uint8_t>(len);
+    if (++nbuf_ == kBatch) flush();
+    return;
+  }
   push(detail::token_hash<true>(raw, len, kSeed));
 }
 
@@ -170,6 +183,123 @@ __attribute__((target("avx2"))) unsigned shingle_avx2(const std::uint64_t* h, un
 }
 #endif
 
+// XXH3 of a token of len (1..16) bytes given its first and last 8 bytes (the same bytes
+// XXH3's short-input branches read), as in token_hash.hpp.
+inline std::uint64_t hash_first_last(std::uint64_t first, std::uint64_t last,
+                                     std::uint64_t len) noexcept {
+  using namespace xxh3;
+  if (len > 8) {
+    const std::uint64_t lo = first ^ ((secret64(24) ^ secret64(32)) + kSeed);
+    const std::uint64_t hi = last ^ ((secret64(40) ^ secret64(48)) - kSeed);
+    return avalanche(len + __builtin_bswap64(lo) + hi + mul128_fold64(lo, hi));
+  }
+  if (len >= 4) {
+    const std::uint64_t seed =
+        kSeed ^ (std::uint64_t{__builtin_bswap32(static_cast<std::uint32_t>(kSeed))} << 32);
+    return rrmxmx(((last >> 32) + (first << 32)) ^ ((secret64(8) ^ secret64(16)) - seed), len);
+  }
+  const std::uint64_t combined = ((first & 0xFF) << 16) |
+                                 (((first >> (8 * (len >> 1))) & 0xFF) << 24) |
+                                 ((first >> (8 * (len - 1))) & 0xFF) | (len << 8);
+  return xxh64_avalanche(combined ^ ((secret32(0) ^ secret32(4)) + kSeed));
+}
+
+void hash_pending_portable(std::uint64_t* hashes, const std::uint64_t* last8,
+                           const std::uint8_t* len, unsigned m) noexcept {
+  for (unsigned i = 0; i < m; ++i) {
+    if (len[i] != 0) hashes[i] = hash_first_last(hashes[i], last8[i], len[i]);
+  }
+}
+
+#if SIMHASH_X86_DISPATCH
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // see shingle_avx512
+// The same for 8 entries at once: all three of XXH3's short branches in every lane, then
+// the right one picked by the length (or the hash already there, for length 0). No branch.
+__attribute__((target("avx512f,avx512dq,avx512bw"))) void hash_pending_avx512(
+    std::uint64_t* hashes, const std::uint64_t* last8, const std::uint8_t* lengths,
+    unsigned m) noexcept {
+  using namespace xxh3;
+  const std::uint64_t seed48 =
+      kSeed ^ (std::uint64_t{__builtin_bswap32(static_cast<std::uint32_t>(kSeed))} << 32);
+  const __m512i flip13 = _mm512_set1_epi64(static_cast<long long>((secret32(0) ^ secret32(4)) + kSeed));
+  const __m512i flip48 = _mm512_set1_epi64(static_cast<long long>((secret64(8) ^ secret64(16)) - seed48));
+  const __m512i flip916a = _mm512_set1_epi64(static_cast<long long>((secret64(24) ^ secret64(32)) + kSeed));
+  const __m512i flip916b = _mm512_set1_epi64(static_cast<long long>((secret64(40) ^ secret64(48)) - kSeed));
+  const __m512i prime2 = _mm512_set1_epi64(static_cast<long long>(kPrime64_2));
+  const __m512i prime3 = _mm512_set1_epi64(static_cast<long long>(kPrime64_3));
+  const __m512i mx1 = _mm512_set1_epi64(static_cast<long long>(kPrimeMx1));
+  const __m512i mx2 = _mm512_set1_epi64(static_cast<long long>(kPrimeMx2));
+  const __m512i byte = _mm512_set1_epi64(0xFF);
+  const __m512i low32 = _mm512_set1_epi64(0xFFFFFFFF);
+  const __m512i one = _mm512_set1_epi64(1);
+  // byte reversal within each 64-bit lane
+  const __m512i bswap = _mm512_set_epi8(
+      56, 57, 58, 59, 60, 61, 62, 63, 48, 49, 50, 51, 52, 53, 54, 55, 40, 41, 42, 43, 44, 45,
+      46, 47, 32, 33, 34, 35, 36, 37, 38, 39, 24, 25, 26, 27, 28, 29, 30, 31, 16, 17, 18, 19,
+      20, 21, 22, 23, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+  for (unsigned i = 0; i < m; i += 8) {
+    const __mmask8 live = static_cast<__mmask8>(m - i >= 8 ? 0xFF : (1U << (m - i)) - 1);
+    const __m512i first = _mm512_maskz_loadu_epi64(live, hashes + i);
+    const __m512i last = _mm512_maskz_loadu_epi64(live, last8 + i);
+    std::uint64_t len8 = 0;
+    std::memcpy(&len8, lengths + i, m - i >= 8 ? 8 : m - i);
+    const __m512i len = _mm512_cvtepu8_epi64(_mm_cvtsi64_si128(static_cast<long long>(len8)));
+
+    // 1..3 bytes: the first, middle and last byte and the length, then XXH64's avalanche
+    const __m512i c1 = _mm512_and_si512(first, byte);
+    const __m512i c2 = _mm512_and_si512(
+        _mm512_srlv_epi64(first, _mm512_slli_epi64(_mm512_srli_epi64(len, 1), 3)), byte);
+    const __m512i c3 = _mm512_and_si512(
+        _mm512_srlv_epi64(first, _mm512_slli_epi64(_mm512_sub_epi64(len, one), 3)), byte);
+    __m512i h = _mm512_or_si512(_mm512_or_si512(_mm512_slli_epi64(c1, 16), _mm512_slli_epi64(c2, 24)),
+                                _mm512_or_si512(c3, _mm512_slli_epi64(len, 8)));
+    h = _mm512_xor_si512(h, flip13);
+    h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 33)), prime2);
+    h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 29)), prime3);
+    const __m512i h13 = _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
+
+    // 4..8 bytes: first and last 4 bytes, then rrmxmx
+    h = _mm512_xor_si512(_mm512_add_epi64(_mm512_srli_epi64(last, 32), _mm512_slli_epi64(first, 32)),
+                         flip48);
+    h = _mm512_xor_si512(h, _mm512_xor_si512(_mm512_rol_epi64(h, 49), _mm512_rol_epi64(h, 24)));
+    h = _mm512_mullo_epi64(h, mx2);
+    h = _mm512_xor_si512(h, _mm512_add_epi64(_mm512_srli_epi64(h, 35), len));
+    h = _mm512_mullo_epi64(h, mx2);
+    const __m512i h48 = _mm512_xor_si512(h, _mm512_srli_epi64(h, 28));
+
+    // 9..16 bytes: first and last 8 bytes, a 64x64->128 multiply folded, XXH3's avalanche
+    const __m512i lo = _mm512_xor_si512(first, flip916a);
+    const __m512i hi = _mm512_xor_si512(last, flip916b);
+    const __m512i lo_hi32 = _mm512_srli_epi64(lo, 32), hi_hi32 = _mm512_srli_epi64(hi, 32);
+    const __m512i ll = _mm512_mul_epu32(lo, hi);
+    const __m512i lh = _mm512_mul_epu32(lo, hi_hi32);
+    const __m512i hl = _mm512_mul_epu32(lo_hi32, hi);
+    const __m512i hh = _mm512_mul_epu32(lo_hi32, hi_hi32);
+    const __m512i cross = _mm512_add_epi64(
+        _mm512_add_epi64(_mm512_srli_epi64(ll, 32), _mm512_and_si512(lh, low32)),
+        _mm512_and_si512(hl, low32));
+    const __m512i product_lo = _mm512_or_si512(_mm512_slli_epi64(cross, 32), _mm512_and_si512(ll, low32));
+    const __m512i product_hi = _mm512_add_epi64(
+        _mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)),
+        _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(cross, 32)));
+    h = _mm512_add_epi64(_mm512_add_epi64(len, _mm512_shuffle_epi8(lo, bswap)),
+                         _mm512_add_epi64(hi, _mm512_xor_si512(product_lo, product_hi)));
+    h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 37)), mx1);
+    const __m512i h916 = _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
+
+    const __mmask8 short13 = _mm512_cmple_epu64_mask(len, _mm512_set1_epi64(3));
+    const __mmask8 long916 = _mm512_cmpgt_epu64_mask(len, _mm512_set1_epi64(8));
+    const __mmask8 hashed = _mm512_cmpeq_epu64_mask(len, _mm512_setzero_si512());
+    h = _mm512_mask_blend_epi64(short13, h48, h13);
+    h = _mm512_mask_blend_epi64(long916, h, h916);
+    h = _mm512_mask_blend_epi64(hashed, h, first);
+    _mm512_mask_storeu_epi64(hashes + i, live, h);
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
 template <unsigned N>
 unsigned shingle_best(const std::uint64_t* h, unsigned first, unsigned m, std::uint64_t* out,
                       Isa isa) noexcept {
@@ -182,7 +312,19 @@ unsigned shingle_best(const std::uint64_t* h, unsigned first, unsigned m, std::u
 }
 }  // namespace
 
+void FeatureSink::hash_pending() noexcept {
+  if (!defer_ascii_) return;
+#if SIMHASH_X86_DISPATCH
+  if (active_isa() == Isa::kAvx512) {
+    hash_pending_avx512(hashes_ + kCarry, last8_, pending_len_, nbuf_);
+    return;
+  }
+#endif
+  hash_pending_portable(hashes_ + kCarry, last8_, pending_len_, nbuf_);
+}
+
 void FeatureSink::flush() noexcept {
+  hash_pending();
   const unsigned m = nbuf_;
   const std::uint64_t* h = hashes_ + kCarry;
   if (n_ == 1) {
@@ -229,6 +371,7 @@ void FeatureSink::finish() noexcept {
   const std::uint64_t total = tokens_ + nbuf_;
   if (total > 0 && total < n_) {
     // Fewer than n tokens, all in this batch (a batch holds more than kMaxShingle).
+    hash_pending();
     counter_.add(combine(hashes_ + kCarry, static_cast<unsigned>(total)));
     tokens_ = total;
     nbuf_ = 0;
@@ -240,6 +383,7 @@ void FeatureSink::finish() noexcept {
 }  // namespace detail
 
 void Fingerprinter::feed(const char* data, std::size_t size) noexcept {
+  sink_.set_input(data, size);
   tokenizer_.feed(data, size, sink_);
 }
 

@@ -56,11 +56,20 @@ inline std::uint64_t combine(const std::uint64_t* hashes, unsigned n) noexcept {
 namespace detail {
 // Token hashes -> shingled feature hashes -> bit counter. Its token methods are defined in
 // fingerprint.cpp, where the tokenizer loop that calls them is compiled too, so that they
-// are inlined into it. Token hashes are collected in batches; each batch is then shingled
-// and counted in tight loops.
+// are inlined into it. Tokens are collected in batches: an ASCII word of up to 16 bytes is
+// kept as its first and last 8 bytes and its length, and hashed with the rest of its batch
+// (all at once with AVX-512, without a branch on the length); other tokens are hashed at
+// once. (Only on the AVX-512 path: in scalar code, hashing each word at once is faster.)
+// Each batch is then shingled and counted in tight loops.
 class FeatureSink {
  public:
-  explicit FeatureSink(int shingle) noexcept : n_(static_cast<unsigned>(shingle)) {}
+  explicit FeatureSink(int shingle) noexcept;
+  // The chunk the tokenizer is about to read: ASCII words may be read 8 bytes at a time
+  // within it, past their own ends.
+  void set_input(const void* begin, std::size_t size) noexcept {
+    input_begin_ = reinterpret_cast<std::uintptr_t>(begin);
+    input_end_ = input_begin_ + size;
+  }
   void token(const unsigned char* bytes, std::size_t len) noexcept;
   // An ASCII word straight out of the input, not yet lower-cased (see tokenizer.hpp).
   void ascii_token(const unsigned char* raw, std::size_t len) noexcept;
@@ -74,16 +83,24 @@ class FeatureSink {
 
   void push(std::uint64_t h) noexcept {
     hashes_[kCarry + nbuf_] = h;
+    pending_len_[nbuf_] = 0;
     if (++nbuf_ == kBatch) flush();
   }
+  void hash_pending() noexcept;
   void flush() noexcept;
 
   // Token hashes in text order: the batch from kCarry on, preceded by the last n - 1 hashes
-  // of the batches before it.
+  // of the batches before it. A batch entry whose pending_len_ is not 0 is not hashed yet:
+  // it holds the first 8 bytes of an ASCII word of pending_len_ (1..16) bytes, lower-cased,
+  // and last8_ the word's last 8 bytes (which, for a shorter word, start before it).
   std::uint64_t hashes_[kCarry + kBatch] = {};
+  std::uint64_t last8_[kBatch];
+  std::uint8_t pending_len_[kBatch];
   std::uint64_t tokens_ = 0;  // tokens of the batches before this one
   unsigned nbuf_ = 0;         // tokens in this batch
   unsigned n_;
+  bool defer_ascii_;  // batch short ASCII words (the AVX-512 path)
+  std::uintptr_t input_begin_ = 0, input_end_ = 0;
   BitCounter counter_;
 };
 }  // namespace detail
