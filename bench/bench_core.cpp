@@ -8,11 +8,14 @@
 //   SIMHASH_CORPUS=DIR build/bench_core --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true   (one line; the summary then shows medians)
 //
-// Stages (the same inlined code as the real path, each adding one step to the one before):
+// Stages (the real pipeline, stopped after a stage; each adds one step to the one before):
 //   tokenize    the tokenizer alone; the sink only adds up token lengths
 //   +hash       and XXH3 of every token
 //   +shingle    and combine() of every 3 consecutive token hashes
 //   default     and the bit counters: the whole fingerprint, simhash(text)
+//
+// The instruction set path is the best the CPU has; SIMHASH_ISA=portable|avx2|avx512 limits
+// it (and the summary says which was used).
 #include <benchmark/benchmark.h>
 #include <openssl/evp.h>
 
@@ -29,8 +32,7 @@
 #include <unistd.h>
 
 #include "core/fingerprint.hpp"
-#include "core/token_hash.hpp"
-#include "core/tokenizer.hpp"
+#include "core/isa.hpp"
 
 namespace fs = std::filesystem;
 
@@ -115,51 +117,14 @@ void BM_Xxh3Whole(benchmark::State& state, std::string lang) {
   state.SetBytesProcessed(state.iterations() * total_bytes(docs));
 }
 
-// Stage sinks. Each does what the real FeatureSink does up to its stage, with the same
-// inlined functions, and folds the result into one value so nothing is optimized away.
-struct TokenizeSink {
-  std::uint64_t acc = 0;
-  void token(const unsigned char*, std::size_t len) noexcept { acc += len; }
-  void ascii_token(const unsigned char*, std::size_t len) noexcept { acc += len; }
-};
-
-struct HashSink {
-  std::uint64_t acc = 0;
-  void token(const unsigned char* p, std::size_t len) noexcept {
-    acc ^= simhash::detail::token_hash(p, len, simhash::kSeed);
-  }
-  void ascii_token(const unsigned char* p, std::size_t len) noexcept {
-    acc ^= simhash::detail::token_hash<true>(p, len, simhash::kSeed);
-  }
-};
-
-struct ShingleSink {
-  std::uint64_t acc = 0;
-  std::uint64_t window[3] = {};
-  void add(std::uint64_t h) noexcept {
-    window[0] = window[1];
-    window[1] = window[2];
-    window[2] = h;
-    acc ^= simhash::combine(window, 3);
-  }
-  void token(const unsigned char* p, std::size_t len) noexcept {
-    add(simhash::detail::token_hash(p, len, simhash::kSeed));
-  }
-  void ascii_token(const unsigned char* p, std::size_t len) noexcept {
-    add(simhash::detail::token_hash<true>(p, len, simhash::kSeed));
-  }
-};
-
-template <class Sink>
-void BM_Stage(benchmark::State& state, std::string lang) {
+// The default pipeline stopped after a stage (the real code: fingerprint.cpp runs its own
+// sink up to that stage, batching and all).
+void BM_Stage(benchmark::State& state, std::string lang, simhash::detail::Stage stage) {
   const auto& docs = corpus().at(lang);
+  const simhash::Options options;
   for (auto _ : state) {
     for (const auto& d : docs) {
-      Sink sink;
-      simhash::Tokenizer<Sink> t(simhash::TokenizerOptions{false});
-      t.feed(d.data(), d.size(), sink);
-      t.finish(sink);
-      benchmark::DoNotOptimize(sink.acc);
+      benchmark::DoNotOptimize(simhash::detail::run_stage(stage, options, d.data(), d.size()));
     }
   }
   state.SetBytesProcessed(state.iterations() * total_bytes(docs));
@@ -203,6 +168,9 @@ class SummaryReporter : public benchmark::ConsoleReporter {
                 " one thread, %s.\n",
                 repeated_ ? "medians of the repetitions" : "one run each (use "
                 "--benchmark_repetitions=N for medians)");
+    std::printf("Instruction set path: %s (this CPU's best: %s).\n",
+                simhash::detail::isa_name(simhash::detail::active_isa()),
+                simhash::detail::isa_name(simhash::detail::best_isa()));
     std::printf("default = simhash(text): word trigrams, CJK character trigrams; shingle1/2: "
                 "1 and 2 tokens per feature;\nbigrams: the default with cjk_bigrams; "
                 "tokenize, +hash, +shingle: the default's stages (its 4th is the counters).\n\n");
@@ -236,6 +204,18 @@ class SummaryReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
+  using simhash::detail::Isa;
+  if (const char* isa = std::getenv("SIMHASH_ISA")) {
+    const std::string name = isa;
+    if (name == "portable") {
+      simhash::detail::limit_isa(Isa::kPortable);
+    } else if (name == "avx2") {
+      simhash::detail::limit_isa(Isa::kAvx2);
+    } else if (name != "avx512") {
+      std::fprintf(stderr, "SIMHASH_ISA must be portable, avx2 or avx512\n");
+      return 1;
+    }
+  }
   for (const auto& [lang, docs] : corpus()) {
     benchmark::RegisterBenchmark(("md5/" + lang).c_str(), BM_Md5, lang);
     benchmark::RegisterBenchmark(("xxh3_whole_text/" + lang).c_str(), BM_Xxh3Whole, lang);
@@ -248,10 +228,12 @@ int main(int argc, char** argv) {
     }
     benchmark::RegisterBenchmark(("simhash_default_bigrams/" + lang).c_str(), BM_Simhash, lang,
                                  simhash::Options{3, true});
-    benchmark::RegisterBenchmark(("stage1_tokenize/" + lang).c_str(), BM_Stage<TokenizeSink>,
-                                 lang);
-    benchmark::RegisterBenchmark(("stage2_hash/" + lang).c_str(), BM_Stage<HashSink>, lang);
-    benchmark::RegisterBenchmark(("stage3_shingle/" + lang).c_str(), BM_Stage<ShingleSink>, lang);
+    using simhash::detail::Stage;
+    benchmark::RegisterBenchmark(("stage1_tokenize/" + lang).c_str(), BM_Stage, lang,
+                                 Stage::kTokenize);
+    benchmark::RegisterBenchmark(("stage2_hash/" + lang).c_str(), BM_Stage, lang, Stage::kHash);
+    benchmark::RegisterBenchmark(("stage3_shingle/" + lang).c_str(), BM_Stage, lang,
+                                 Stage::kShingle);
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -77,14 +77,25 @@ const char* isa_name(Isa isa) noexcept {
   return "?";
 }
 
-FeatureSink::FeatureSink(int shingle) noexcept
+template <Stage S>
+BasicFeatureSink<S>::BasicFeatureSink(int shingle) noexcept
     : n_(static_cast<unsigned>(shingle)), defer_ascii_(active_isa() == Isa::kAvx512) {}
 
-inline void FeatureSink::token(const unsigned char* bytes, std::size_t len) noexcept {
+template <Stage S>
+inline void BasicFeatureSink<S>::token(const unsigned char* bytes, std::size_t len) noexcept {
+  if constexpr (S == Stage::kTokenize) {
+    checksum_ += len;
+    return;
+  }
   push(detail::token_hash(bytes, len, kSeed));
 }
 
-inline void FeatureSink::ascii_token(const unsigned char* raw, std::size_t len) noexcept {
+template <Stage S>
+inline void BasicFeatureSink<S>::ascii_token(const unsigned char* raw, std::size_t len) noexcept {
+  if constexpr (S == Stage::kTokenize) {
+    checksum_ += len;
+    return;
+  }
   const auto at = reinterpret_cast<std::uintptr_t>(raw);
   // Both 8-byte reads must stay inside the chunk: [raw, raw + 8) and [raw + len - 8, raw + len).
   if (defer_ascii_ && len <= 16 && at - input_begin_ >= 8 && input_end_ - at >= 8) {
@@ -312,7 +323,8 @@ unsigned shingle_best(const std::uint64_t* h, unsigned first, unsigned m, std::u
 }
 }  // namespace
 
-void FeatureSink::hash_pending() noexcept {
+template <Stage S>
+void BasicFeatureSink<S>::hash_pending() noexcept {
   if (!defer_ascii_) return;
 #if SIMHASH_X86_DISPATCH
   if (active_isa() == Isa::kAvx512) {
@@ -323,11 +335,14 @@ void FeatureSink::hash_pending() noexcept {
   hash_pending_portable(hashes_ + kCarry, last8_, pending_len_, nbuf_);
 }
 
-void FeatureSink::flush() noexcept {
+template <Stage S>
+void BasicFeatureSink<S>::flush() noexcept {
   hash_pending();
   const unsigned m = nbuf_;
   const std::uint64_t* h = hashes_ + kCarry;
-  if (n_ == 1) {
+  if (S == Stage::kHash || (S == Stage::kShingle && n_ == 1)) {
+    for (unsigned i = 0; i < m; ++i) checksum_ ^= h[i];
+  } else if (n_ == 1) {
     counter_.add_many(h, m);
   } else {
     // The window ending at token tokens_ + j is complete from token n - 1 on.
@@ -360,24 +375,71 @@ void FeatureSink::flush() noexcept {
         k = shingle_best<8>(h, first, m, features, isa);
         break;
     }
-    counter_.add_many(features, k);
+    if constexpr (S == Stage::kShingle) {
+      for (unsigned i = 0; i < k; ++i) checksum_ ^= features[i];
+    } else {
+      counter_.add_many(features, k);
+    }
   }
   tokens_ += m;
   for (unsigned i = 0; i < kCarry; ++i) hashes_[i] = hashes_[i + m];
   nbuf_ = 0;
 }
 
-void FeatureSink::finish() noexcept {
+template <Stage S>
+void BasicFeatureSink<S>::finish() noexcept {
+  if constexpr (S == Stage::kTokenize) return;
   const std::uint64_t total = tokens_ + nbuf_;
-  if (total > 0 && total < n_) {
+  if (S != Stage::kHash && total > 0 && total < n_) {
     // Fewer than n tokens, all in this batch (a batch holds more than kMaxShingle).
     hash_pending();
-    counter_.add(combine(hashes_ + kCarry, static_cast<unsigned>(total)));
+    const std::uint64_t feature = combine(hashes_ + kCarry, static_cast<unsigned>(total));
+    if constexpr (S == Stage::kShingle) {
+      checksum_ ^= feature;
+    } else {
+      counter_.add(feature);
+    }
     tokens_ = total;
     nbuf_ = 0;
     return;
   }
   flush();
+}
+
+template class BasicFeatureSink<Stage::kTokenize>;
+template class BasicFeatureSink<Stage::kHash>;
+template class BasicFeatureSink<Stage::kShingle>;
+template class BasicFeatureSink<Stage::kCount>;
+
+namespace {
+template <Stage S>
+std::uint64_t run_stage_as(const Options& options, const char* data, std::size_t size) noexcept {
+  BasicFeatureSink<S> sink(options.shingle);
+  Tokenizer<BasicFeatureSink<S>> tokenizer(TokenizerOptions{options.cjk_bigrams});
+  sink.set_input(data, size);
+  tokenizer.feed(data, size, sink);
+  tokenizer.finish(sink);
+  sink.finish();
+  if constexpr (S == Stage::kCount) {
+    return sink.counter().total() == 0 ? 0 : sink.counter().fingerprint();
+  }
+  return sink.checksum();
+}
+}  // namespace
+
+std::uint64_t run_stage(Stage stage, const Options& options, const char* data,
+                        std::size_t size) noexcept {
+  switch (stage) {
+    case Stage::kTokenize:
+      return run_stage_as<Stage::kTokenize>(options, data, size);
+    case Stage::kHash:
+      return run_stage_as<Stage::kHash>(options, data, size);
+    case Stage::kShingle:
+      return run_stage_as<Stage::kShingle>(options, data, size);
+    case Stage::kCount:
+      break;
+  }
+  return run_stage_as<Stage::kCount>(options, data, size);
 }
 
 }  // namespace detail

@@ -61,9 +61,16 @@ namespace detail {
 // (all at once with AVX-512, without a branch on the length); other tokens are hashed at
 // once. (Only on the AVX-512 path: in scalar code, hashing each word at once is faster.)
 // Each batch is then shingled and counted in tight loops.
-class FeatureSink {
+//
+// Stage S says how far it goes: the fingerprint needs all of it (FeatureSink); the others
+// stop early and keep a checksum of what their last stage produced, so that benchmarks can
+// time the real pipeline stage by stage (run_stage()).
+enum class Stage { kTokenize, kHash, kShingle, kCount };
+
+template <Stage S>
+class BasicFeatureSink {
  public:
-  explicit FeatureSink(int shingle) noexcept;
+  explicit BasicFeatureSink(int shingle) noexcept;
   // The chunk the tokenizer is about to read: ASCII words may be read 8 bytes at a time
   // within it, past their own ends.
   void set_input(const void* begin, std::size_t size) noexcept {
@@ -76,6 +83,7 @@ class FeatureSink {
   // Counts the last features, and the short feature of a text with fewer than n tokens.
   void finish() noexcept;
   BitCounter& counter() noexcept { return counter_; }
+  std::uint64_t checksum() const noexcept { return checksum_; }
 
  private:
   static constexpr unsigned kBatch = 64;
@@ -101,8 +109,16 @@ class FeatureSink {
   unsigned n_;
   bool defer_ascii_;  // batch short ASCII words (the AVX-512 path)
   std::uintptr_t input_begin_ = 0, input_end_ = 0;
+  std::uint64_t checksum_ = 0;  // stages before kCount
   BitCounter counter_;
 };
+
+using FeatureSink = BasicFeatureSink<Stage::kCount>;
+
+// For benchmarks: the pipeline of Fingerprinter on one text, up to and including `stage`;
+// returns a checksum of that stage's output (for kCount, the fingerprint, 0 for none).
+std::uint64_t run_stage(Stage stage, const Options& options, const char* data,
+                        std::size_t size) noexcept;
 }  // namespace detail
 
 // Streaming fingerprint of one text. Trivially copyable, never allocates.

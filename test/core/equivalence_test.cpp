@@ -235,6 +235,39 @@ TEST_P(Equivalence, RandomUnicode) {
   }
 }
 
+// The stages benchmarks time (run_stage) compute what the reference says they do.
+TEST_P(Equivalence, StagesAgreeWithTheReference) {
+  std::vector<std::string> texts = test::tricky_texts();
+  std::mt19937_64 rng(7);
+  const std::string_view alphabet = "the Quick brown fox \xe4\xb8\xad\xe6\x96\x87 caf\xc3\xa9 x";
+  for (int i = 0; i < 200; ++i) {
+    std::string t;
+    for (std::size_t n = rng() % 400; n > 0; --n) t += alphabet[rng() % alphabet.size()];
+    texts.push_back(t);
+  }
+  for (const std::string& text : texts) {
+    for (int shingle = 1; shingle <= 3; ++shingle) {
+      const Options o{shingle, false};
+      const std::vector<std::string> tokens = reference::tokens(text, false);
+      std::uint64_t lengths = 0, hashes = 0, features = 0;
+      for (const std::string& t : tokens) {
+        lengths += t.size();
+        hashes ^= XXH3_64bits_withSeed(t.data(), t.size(), reference::kSeed);
+      }
+      for (std::uint64_t f : reference::features(tokens, static_cast<std::size_t>(shingle))) {
+        features ^= f;
+      }
+      const ExactCopy c(text);
+      using detail::Stage;
+      EXPECT_EQ(detail::run_stage(Stage::kTokenize, o, c.data(), c.size()), lengths);
+      EXPECT_EQ(detail::run_stage(Stage::kHash, o, c.data(), c.size()), hashes);
+      EXPECT_EQ(detail::run_stage(Stage::kShingle, o, c.data(), c.size()), features);
+      EXPECT_EQ(detail::run_stage(Stage::kCount, o, c.data(), c.size()),
+                reference::fingerprint(text, static_cast<std::size_t>(shingle), false).value_or(0));
+    }
+  }
+}
+
 std::string read_file(const fs::path& p, std::size_t max_bytes) {
   std::ifstream in(p, std::ios::binary);
   std::string s(max_bytes, '\0');
