@@ -20,6 +20,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -81,6 +82,32 @@ const std::map<std::string, std::vector<std::string>>& corpus() {
   return *docs;
 }
 
+// The lines of the documents that have a letter or digit, as separate texts (like the short
+// rows of bench/bench_pg.sh): per-text overhead weighs more here.
+const std::map<std::string, std::vector<std::string>>& corpus_lines() {
+  static const auto* lines = [] {
+    auto* out = new std::map<std::string, std::vector<std::string>>();
+    for (const auto& [lang, docs] : corpus()) {
+      auto& v = (*out)[lang];
+      for (const auto& d : docs) {
+        std::size_t start = 0;
+        while (start < d.size()) {
+          std::size_t end = d.find('\n', start);
+          if (end == std::string::npos) end = d.size();
+          const std::string line = d.substr(start, end - start);
+          if (std::any_of(line.begin(), line.end(),
+                          [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c < 0; })) {
+            v.push_back(line);
+          }
+          start = end + 1;
+        }
+      }
+    }
+    return out;
+  }();
+  return *lines;
+}
+
 std::int64_t total_bytes(const std::vector<std::string>& docs) {
   std::int64_t n = 0;
   for (const auto& d : docs) n += static_cast<std::int64_t>(d.size());
@@ -94,6 +121,28 @@ void BM_Simhash(benchmark::State& state, std::string lang, simhash::Options opti
   }
   state.SetBytesProcessed(state.iterations() * total_bytes(docs));
   state.counters["docs"] = static_cast<double>(docs.size());
+}
+
+void BM_SimhashLines(benchmark::State& state, std::string lang) {
+  const auto& lines = corpus_lines().at(lang);
+  for (auto _ : state) {
+    for (const auto& l : lines) benchmark::DoNotOptimize(simhash::fingerprint(l));
+  }
+  state.SetBytesProcessed(state.iterations() * total_bytes(lines));
+  state.counters["texts"] = static_cast<double>(lines.size());
+}
+
+void BM_Md5Lines(benchmark::State& state, std::string lang) {
+  const auto& lines = corpus_lines().at(lang);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  for (auto _ : state) {
+    for (const auto& l : lines) {
+      EVP_Digest(l.data(), l.size(), digest, &len, EVP_md5(), nullptr);
+      benchmark::DoNotOptimize(digest);
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * total_bytes(lines));
 }
 
 void BM_Md5(benchmark::State& state, std::string lang) {
@@ -141,6 +190,8 @@ const std::vector<std::pair<std::string, std::string>> kColumns = {
     {"stage1_tokenize", "tokenize"},
     {"stage2_hash", "+hash"},
     {"stage3_shingle", "+shingle"},
+    {"md5_lines", "md5 lines"},
+    {"simhash_lines", "lines"},
 };
 
 // Console output as usual, plus the MB/s of every benchmark (the median when repeated).
@@ -173,10 +224,12 @@ class SummaryReporter : public benchmark::ConsoleReporter {
                 simhash::detail::isa_name(simhash::detail::best_isa()));
     std::printf("default = simhash(text): word trigrams, CJK character trigrams; shingle1/2: "
                 "1 and 2 tokens per feature;\nbigrams: the default with cjk_bigrams; "
-                "tokenize, +hash, +shingle: the default's stages (its 4th is the counters).\n\n");
+                "tokenize, +hash, +shingle: the default's stages (its 4th is the counters);\n"
+                "md5 lines, lines: MD5 and the default of each line of the documents as a "
+                "text of its own.\n\n");
     std::printf("%-4s", "lang");
     for (const auto& [prefix, title] : kColumns) std::printf(" %9s", title.c_str());
-    std::printf(" %12s\n", "default/md5");
+    std::printf(" %12s %12s\n", "default/md5", "lines/md5");
     for (const auto& [lang, docs] : corpus()) {
       std::printf("%-4s", lang.c_str());
       for (const auto& [prefix, title] : kColumns) {
@@ -189,9 +242,14 @@ class SummaryReporter : public benchmark::ConsoleReporter {
       }
       const auto d = mbps_.find("simhash_default/" + lang);
       const auto m = mbps_.find("md5/" + lang);
+      const auto dl = mbps_.find("simhash_lines/" + lang);
+      const auto ml = mbps_.find("md5_lines/" + lang);
       if (d != mbps_.end() && m != mbps_.end()) {
         std::printf(" %12.2f", d->second / m->second);
+      } else {
+        std::printf(" %12s", "-");
       }
+      if (dl != mbps_.end() && ml != mbps_.end()) std::printf(" %12.2f", dl->second / ml->second);
       std::printf("\n");
     }
   }
@@ -229,6 +287,8 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("simhash_default_bigrams/" + lang).c_str(), BM_Simhash, lang,
                                  simhash::Options{3, true});
     using simhash::detail::Stage;
+    benchmark::RegisterBenchmark(("md5_lines/" + lang).c_str(), BM_Md5Lines, lang);
+    benchmark::RegisterBenchmark(("simhash_lines/" + lang).c_str(), BM_SimhashLines, lang);
     benchmark::RegisterBenchmark(("stage1_tokenize/" + lang).c_str(), BM_Stage, lang,
                                  Stage::kTokenize);
     benchmark::RegisterBenchmark(("stage2_hash/" + lang).c_str(), BM_Stage, lang, Stage::kHash);
