@@ -58,11 +58,45 @@ class BitCounter {
   // (or towards any one feature) would pile short texts up in a few block values.
   // Does not change the counts: more hashes may be added afterwards.
   std::uint64_t fingerprint() const noexcept {
+    // The pending hashes, added one by one into copies of the planes (a ripple-carry add
+    // per hash); carry16 gets what wraps past 15, at most once per bit for up to 15 hashes.
+    std::uint64_t plane[4] = {ones_, twos_, fours_, eights_};
+    std::uint64_t carry16 = 0;
+    for (unsigned k = 0; k < npending_; ++k) {
+      std::uint64_t carry = pending_[k];
+      for (std::uint64_t& p : plane) {
+        const std::uint64_t next = p & carry;
+        p ^= carry;
+        carry = next;
+      }
+      carry16 |= carry;
+    }
     const std::uint64_t ties = tie_breaker();
     const std::uint64_t n = total();
+    if (groups_ == 0) {
+      // Fewer than 16 hashes: every count is below 16 and sits bit-sliced in the planes.
+      // Compare all 64 with half = n / 2 at once, most significant bit first: gt = count
+      // above half, eq = equal so far. 2 * count > n exactly when count > half; a tie
+      // (2 * count == n) needs n even and count == half.
+      const std::uint64_t half = n / 2;
+      std::uint64_t gt = 0, eq = ~std::uint64_t{0};
+      for (int k = 3; k >= 0; --k) {
+        if ((half >> k) & 1) {
+          eq &= plane[k];
+        } else {
+          gt |= eq & plane[k];
+          eq &= ~plane[k];
+        }
+      }
+      return gt | (n % 2 == 0 ? eq & ties : 0);
+    }
     std::uint64_t fp = 0;
     for (unsigned i = 0; i < 64; ++i) {
-      const std::uint64_t ones = count(i);
+      const std::uint64_t sixteens = sixteens_[i] + ((lanes_[i % 8] >> (8 * (i / 8))) & 0xFFU) +
+                                     ((carry16 >> i) & 1);
+      const std::uint64_t ones = 16 * sixteens + 8 * ((plane[3] >> i) & 1) +
+                                 4 * ((plane[2] >> i) & 1) + 2 * ((plane[1] >> i) & 1) +
+                                 ((plane[0] >> i) & 1);
       const std::uint64_t bit = std::uint64_t{1} << i;
       if (2 * ones > n || (2 * ones == n && (ties & bit) != 0)) fp |= bit;
     }
@@ -112,15 +146,6 @@ class BitCounter {
       }
       lane_groups_ = 0;
     }
-  }
-
-  // How many of the hashes added so far have bit i set.
-  std::uint64_t count(unsigned i) const noexcept {
-    const std::uint64_t sixteens = sixteens_[i] + ((lanes_[i % 8] >> (8 * (i / 8))) & 0xFFU);
-    std::uint64_t c = 16 * sixteens + 8 * ((eights_ >> i) & 1) + 4 * ((fours_ >> i) & 1) +
-                      2 * ((twos_ >> i) & 1) + ((ones_ >> i) & 1);
-    for (unsigned k = 0; k < npending_; ++k) c += (pending_[k] >> i) & 1;
-    return c;
   }
 
   std::array<std::uint64_t, kGroup> pending_{};  // hashes not yet in the planes
