@@ -47,6 +47,12 @@
 #include "core/unicode.hpp"
 #include "core/utf8.hpp"
 
+#if defined(__GNUC__)
+#define SIMHASH_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define SIMHASH_ALWAYS_INLINE inline
+#endif
+
 namespace simhash {
 
 inline constexpr std::size_t kMaxTokenBytes = 128;
@@ -393,91 +399,121 @@ class Tokenizer {
   }
 
   // What the 3 bytes at p are, for the fast path of unspaced runs: kUnit for a simple
-  // unspaced code point (unicode::simple_unspaced), kBreak for a simple separator, kOther for
-  // anything else (other code points, and bytes that are not a valid 3-byte sequence).
-  enum Kind3 { kOther, kUnit, kBreak };
-  static Kind3 kind3(const unsigned char* p) noexcept {
+  // unspaced code point (unicode::simple_unspaced), kDecomposed for one that normalizes to
+  // a simple unspaced code point and a mark (unicode::decomposed_unspaced, which *d then
+  // points to), kBreak for a simple separator, kOther for anything else (other code points,
+  // and bytes that are not a valid 3-byte sequence).
+  enum Kind3 { kOther, kUnit, kDecomposed, kBreak };
+  SIMHASH_ALWAYS_INLINE static Kind3 kind3(const unsigned char* p,
+                                           const unicode::DecomposedUnit** d) noexcept {
     if ((p[0] & 0xF0) != 0xE0 || !utf8::is_continuation(p[1]) || !utf8::is_continuation(p[2])) {
       return kOther;
     }
     const char32_t cp = (char32_t(p[0] & 0x0F) << 12) | (char32_t(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
-    // Both bitmaps are empty below U+0800 and on surrogates: overlong forms are kOther.
+    // The tables are empty below U+0800 and on surrogates: overlong forms are kOther.
     if (unicode::simple_unspaced(cp)) return kUnit;
     if (unicode::simple_separator(cp)) return kBreak;
+    if ((*d = unicode::decomposed_unspaced(cp)) != nullptr) return kDecomposed;
     return kOther;
   }
 
-  // The fast path over a stretch of 3-byte code points that are simple unspaced units or
-  // simple separators, from p to the first other one (or stop). Gives exactly the tokens
-  // and the state of the general path (classified() for each), but while a run's units
-  // come from the input, they are described by pointers into it and go to the sink
-  // straight from there: a unit is complete once the next begins (none has a mark), and
-  // with bigrams two neighbouring units are adjacent in the input. Returns where it
+  // A unit of the fast path: its normalized UTF-8 (in the input, or in the table of
+  // decomposed units) and the combining class of its last code point.
+  struct FastUnit {
+    const unsigned char* bytes;
+    unsigned len;
+    std::uint8_t last_ccc;
+  };
+
+  // Emits the bigram of two units: straight from the input when they are adjacent there.
+  void emit_pair(const FastUnit& a, const FastUnit& b, Sink& sink) noexcept {
+    if (a.bytes + a.len == b.bytes) {  // adjacent in memory: that range is the pair
+      sink.token(a.bytes, a.len + b.len);
+      return;
+    }
+    unsigned char pair[12];
+    std::memcpy(pair, a.bytes, a.len);
+    std::memcpy(pair + a.len, b.bytes, b.len);
+    sink.token(pair, a.len + b.len);
+  }
+
+  // The fast path over a stretch of 3-byte code points that are simple unspaced units,
+  // decomposed units or simple separators, from p to the first other one (or stop). Gives
+  // exactly the tokens and the state of the general path (classified() for each), but while
+  // a run's units are known here, they are described by FastUnits and go to the sink
+  // straight from where their bytes are: a unit is complete once the next begins, and with
+  // bigrams two neighbouring simple units are adjacent in the input. Returns where it
   // stopped (p itself when p is not such a code point).
   const unsigned char* unspaced_run(const unsigned char* p, const unsigned char* stop,
                                     Sink& sink) noexcept {
-    Kind3 kind = kind3(p);
+    const unicode::DecomposedUnit* d = nullptr;
+    Kind3 kind = kind3(p, &d);
     if (kind == kOther) return p;
     end_word(sink);
-    // Up to two steps the general way, until the open run (if any) is made of input units.
-    const unsigned char* held = nullptr;  // the unit in unit_, when it came from the input
-    while (kind != kOther && !(kind == kUnit && (held != nullptr || (unit_.len == 0 && run_units_ == 0)))) {
+    // The general way, until a simple unit starts a run or follows a simple unit that the
+    // general way left open in unit_ (held).
+    const unsigned char* held = nullptr;
+    while (!(kind == kUnit && (held != nullptr || (unit_.len == 0 && run_units_ == 0)))) {
       if (kind == kBreak) {
         separator(sink);
         held = nullptr;
-      } else {
+      } else if (kind == kUnit) {
         complete_unit(sink);
         unit_.append(p, 3, 0);
         held = p;
+      } else {
+        code_point(utf8::decode(p, 3), sink);
+        held = nullptr;
       }
       p += 3;
       if (stop - p < 3) return p;
-      kind = kind3(p);
+      kind = kind3(p, &d);
+      if (kind == kOther) return p;
     }
-    if (kind == kOther) return p;
-    // Fast: cur is the open unit, prev the unit completed before it in this run (null at
-    // the start of a run, when run_units_ is 0 and nothing pairs with cur).
-    const unsigned char* prev = nullptr;
-    const unsigned char* cur;
+    // Fast: cur is the open unit, prev the unit completed before it in this run (bytes null
+    // at the start of a run, when run_units_ is 0 and nothing pairs with cur).
+    FastUnit prev{nullptr, 0, 0};
     if (held != nullptr) {  // unit_ holds the input unit `held`: complete it the general way
       complete_unit(sink);
-      prev = held;
+      prev = FastUnit{held, 3, 0};
     }
-    cur = p;
+    FastUnit cur{p, 3, 0};
     p += 3;
     while (stop - p >= 3) {
-      kind = kind3(p);
+      kind = kind3(p, &d);
       if (kind == kOther) break;
       // cur is complete
       if (!bigrams_) {
-        sink.token(cur, 3);
-      } else if (prev != nullptr) {
-        sink.token(prev, 6);  // prev and cur, adjacent
+        sink.token(cur.bytes, cur.len);
+      } else if (prev.bytes != nullptr) {
+        emit_pair(prev, cur, sink);
       }
       ++run_units_;
-      if (kind == kUnit) {
+      if (kind != kBreak) {
         prev = cur;
-        cur = p;
+        cur = kind == kUnit ? FastUnit{p, 3, 0} : FastUnit{d->utf8, 6, d->mark_ccc};
         p += 3;
         continue;
       }
       // a separator ends the run; a run of a single unit is a token by itself
-      if (bigrams_ && run_units_ == 1) sink.token(cur, 3);
+      if (bigrams_ && run_units_ == 1) sink.token(cur.bytes, cur.len);
       run_units_ = 0;
       p += 3;
       // skip further separators, up to the next unit
-      while (stop - p >= 3 && (kind = kind3(p)) == kBreak) p += 3;
-      if (stop - p < 3 || kind != kUnit) return p;  // the state is idle
-      prev = nullptr;
-      cur = p;
+      while (stop - p >= 3 && (kind = kind3(p, &d)) == kBreak) p += 3;
+      if (stop - p < 3 || kind == kOther) return p;  // the state is idle
+      prev = FastUnit{nullptr, 0, 0};
+      cur = kind == kUnit ? FastUnit{p, 3, 0} : FastUnit{d->utf8, 6, d->mark_ccc};
       p += 3;
     }
-    // Leave cur open in unit_ (and prev in prev_unit_), as the general path would.
+    // Leave cur open in unit_ (and prev in prev_unit_), as the general path would: a
+    // decomposed unit as its base and then its mark.
     unit_.clear();
-    unit_.append(cur, 3, 0);
-    if (bigrams_ && prev != nullptr) {
+    unit_.append(cur.bytes, 3, 0);
+    if (cur.len == 6) unit_.append(cur.bytes + 3, 3, cur.last_ccc);
+    if (bigrams_ && prev.bytes != nullptr) {
       prev_unit_.clear();
-      prev_unit_.append(prev, 3, 0);
+      prev_unit_.append(prev.bytes, prev.len, 0);
     }
     return p;
   }

@@ -46,14 +46,63 @@ constexpr Bitmap64K make_bitmap3(Predicate predicate) noexcept {
   return b;
 }
 
+constexpr bool three_bytes(char32_t cp) noexcept {
+  return cp >= 0x800 && cp < 0x10000 && !(cp >= 0xD800 && cp <= 0xDFFF);
+}
+
+// cp maps to a simple unspaced code point and one Mark, both of 3-byte UTF-8.
+constexpr bool is_decomposed_unspaced(char32_t cp) noexcept {
+  const Record& r = record_of(cp);
+  if (static_cast<CharClass>(r.cls) == CharClass::Ignorable || r.map_len != 2) return false;
+  const char32_t base = kPool[r.map_offset], mark = kPool[r.map_offset + 1];
+  return three_bytes(base) && is_simple_unspaced(base) && three_bytes(mark) &&
+         static_cast<CharClass>(record_of(mark).cls) == CharClass::Mark;
+}
+
+constexpr void encode3(char32_t cp, unsigned char* out) noexcept {
+  out[0] = static_cast<unsigned char>(0xE0 | (cp >> 12));
+  out[1] = static_cast<unsigned char>(0x80 | ((cp >> 6) & 0x3F));
+  out[2] = static_cast<unsigned char>(0x80 | (cp & 0x3F));
+}
+
+constexpr DecomposedTable make_decomposed() noexcept {
+  DecomposedTable t{};
+  unsigned n = 0;
+  for (char32_t word = 0; word < 1024; ++word) {
+    t.rank[word] = static_cast<std::uint16_t>(n);
+    for (char32_t cp = word * 64; cp < word * 64 + 64; ++cp) {
+      if (!three_bytes(cp) || !is_decomposed_unspaced(cp)) continue;
+      const Record& r = record_of(cp);
+      // Too many for the table: the bit stays clear, so the code point takes the general
+      // path (and the count check below fails the build).
+      if (n == kMaxDecomposedUnits) return t;
+      t.bits[word] |= std::uint64_t{1} << (cp & 63);
+      encode3(kPool[r.map_offset], t.units[n].utf8);
+      encode3(kPool[r.map_offset + 1], t.units[n].utf8 + 3);
+      t.units[n].mark_ccc = record_of(kPool[r.map_offset + 1]).ccc;
+      ++n;
+    }
+  }
+  return t;
+}
+
+constexpr unsigned count_decomposed() noexcept {
+  unsigned n = 0;
+  for (char32_t cp = 0x800; cp < 0x10000; ++cp) n += three_bytes(cp) && is_decomposed_unspaced(cp);
+  return n;
+}
+static_assert(count_decomposed() <= kMaxDecomposedUnits, "raise kMaxDecomposedUnits");
+
 // constexpr: evaluated by the compiler (an error if it cannot be), so no code runs at load.
 constexpr Bitmap64K kSimpleUnspacedBitmap = make_bitmap3(is_simple_unspaced);
 constexpr Bitmap64K kSimpleSeparatorBitmap = make_bitmap3(is_simple_separator);
+constexpr DecomposedTable kDecomposedTable = make_decomposed();
 
 }  // namespace
 
 const Bitmap64K kSimpleUnspaced = kSimpleUnspacedBitmap;
 const Bitmap64K kSimpleSeparator = kSimpleSeparatorBitmap;
+const DecomposedTable kDecomposedUnspaced = kDecomposedTable;
 
 CodePointInfo lookup(char32_t cp) noexcept {
   if (cp > 0x10FFFF) return {CharClass::Separator, 0, 0, nullptr};

@@ -38,6 +38,32 @@ struct Bitmap64K {
 extern const Bitmap64K kSimpleUnspaced;
 extern const Bitmap64K kSimpleSeparator;
 
+// And the code points of 3-byte UTF-8 that map to a simple unspaced code point followed by
+// one Mark, both of 3-byte UTF-8 (kana with a voicing mark: が = か + U+3099; a few
+// Myanmar and Balinese letters): the unit's 6 bytes of normalized UTF-8 and the mark's
+// combining class. Bit cp % 64 of bits[cp / 64] says whether cp is one; its entry is
+// units[rank[cp / 64] + the number of set bits below it in that word].
+struct DecomposedUnit {
+  unsigned char utf8[6];
+  std::uint8_t mark_ccc;
+};
+inline constexpr unsigned kMaxDecomposedUnits = 128;
+struct DecomposedTable {
+  std::uint64_t bits[1024];
+  std::uint16_t rank[1024];
+  DecomposedUnit units[kMaxDecomposedUnits];
+};
+extern const DecomposedTable kDecomposedUnspaced;
+
+// The entry of cp (below U+10000) in kDecomposedUnspaced, or nullptr.
+inline const DecomposedUnit* decomposed_unspaced(char32_t cp) noexcept {
+  const std::uint64_t word = kDecomposedUnspaced.bits[cp >> 6];
+  const std::uint64_t bit = std::uint64_t{1} << (cp & 63);
+  if ((word & bit) == 0) return nullptr;
+  return &kDecomposedUnspaced.units[kDecomposedUnspaced.rank[cp >> 6] +
+                                    static_cast<unsigned>(__builtin_popcountll(word & (bit - 1)))];
+}
+
 inline bool simple_unspaced(char32_t cp) noexcept {
   return cp < 0x10000 && ((kSimpleUnspaced.bits[cp >> 6] >> (cp & 63)) & 1) != 0;
 }

@@ -186,6 +186,38 @@ TEST_P(Equivalence, AsciiWordsOfEveryLengthAndNeighbour) {
   }
 }
 
+// Every kind of unit and neighbour the unspaced fast path tells apart, in every order of
+// three: simple units (中, か), decomposed ones (が, ぱ, a Myanmar vowel), separators (、,
+// ideographic space), marks of combining class 0, 1, 7, 8, 220 and 230 (which may attach to
+// an open unit and reorder it), ignorables, ASCII, a Latin letter, invalid bytes.
+TEST_P(Equivalence, UnspacedRunsNextToMarks) {
+  const std::vector<std::string> pieces = {
+      "\xe4\xb8\xad",      // 中 U+4E2D
+      "\xe3\x81\x8b",      // か U+304B
+      "\xe3\x81\x8c",      // が U+304C = か + U+3099 (ccc 8)
+      "\xe3\x81\xb1",      // ぱ U+3071 = は + U+309A (ccc 8)
+      "\xe1\x80\xa6",      // U+1026 = U+1025 + U+102E (ccc 0)
+      "\xe3\x80\x81",      // 、 U+3001
+      "\xe3\x80\x80",      // U+3000 ideographic space
+      "\xe3\x82\x99",      // U+3099 voiced mark, ccc 8
+      "\xcc\xb4",           // U+0334 overlay, ccc 1
+      "\xe0\xa4\xbc",      // U+093C nukta, ccc 7
+      "\xcc\xa3",           // U+0323 dot below, ccc 220
+      "\xcc\x81",           // U+0301 acute, ccc 230
+      "\xe0\xa4\xbe",      // U+093E vowel sign, Mc, ccc 0
+      "\xe2\x80\x8d",      // U+200D zero width joiner, ignorable
+      "a", " ", "\xc3\xa9", "\xff"};
+  std::mt19937_64 rng(8);
+  for (const std::string& a : pieces) {
+    for (const std::string& b : pieces) {
+      for (const std::string& c : pieces) {
+        check_text(a + b + c, rng, 2, 3);
+        check_text("\xe4\xb8\xad\xe3\x81\x8b" + a + b + c + "\xe4\xb8\xad", rng, 5, 2);
+      }
+    }
+  }
+}
+
 TEST_P(Equivalence, RandomByteSoup) {
   const std::vector<std::string> pieces = {
       "a", "Z", "9", " ", ",", "\n", "\xc3\xa9", "\xcc\x81", "\xe4\xb8\xad", "\xe3\x82\x99",

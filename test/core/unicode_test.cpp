@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string>
 
+#include "core/utf8.hpp"
+
 namespace simhash::unicode {
 namespace {
 
@@ -96,6 +98,31 @@ TEST(Unicode, FastPathBitmapsAgreeWithLookup) {
   EXPECT_TRUE(simple_separator(0xFF08));   // （ maps to (
   EXPECT_FALSE(simple_separator(0xFF21));  // Ａ maps to a
   EXPECT_FALSE(simple_separator(0x200B));  // zero width space is ignorable
+}
+
+TEST(Unicode, DecomposedUnitTableAgreesWithLookup) {
+  auto encode = [](char32_t cp) {
+    unsigned char b[4];
+    return std::string(reinterpret_cast<const char*>(b), utf8::encode(cp, b));
+  };
+  unsigned count = 0;
+  for (char32_t cp = 0; cp < 0x10000; ++cp) {
+    const CodePointInfo i = lookup(cp);
+    const bool three_bytes = cp >= 0x800 && !(cp >= 0xD800 && cp <= 0xDFFF);
+    const bool expected = three_bytes && i.cls != CharClass::Ignorable && i.map_len == 2 &&
+                          simple_unspaced(i.map[0]) && i.map[1] >= 0x800 && i.map[1] < 0x10000 &&
+                          lookup(i.map[1]).cls == CharClass::Mark;
+    const DecomposedUnit* d = decomposed_unspaced(cp);
+    ASSERT_EQ(d != nullptr, expected) << std::hex << cp;
+    if (d == nullptr) continue;
+    ++count;
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(d->utf8), 6),
+              encode(i.map[0]) + encode(i.map[1])) << std::hex << cp;
+    EXPECT_EQ(d->mark_ccc, lookup(i.map[1]).ccc) << std::hex << cp;
+  }
+  EXPECT_EQ(count, 65u);
+  EXPECT_NE(decomposed_unspaced(0x304C), nullptr);  // が
+  EXPECT_EQ(decomposed_unspaced(0x304B), nullptr);  // か is simple
 }
 
 TEST(Unicode, MappingsAreFixpoints) {
