@@ -244,6 +244,21 @@ class Tokenizer {
         word_.last_ccc = 0;
         continue;
       }
+      // A 2-byte letter (é, ß, ж...) inside or at the start of a word, with no unspaced run
+      // open: its normalized bytes appended at once, as classified() would append them one
+      // code point at a time (no cut needed: they fit).
+      if (c >= 0xC2 && c < 0xE0 && stop - p >= 2 && utf8::is_continuation(p[1])) {
+        const unicode::WordAppend& a =
+            unicode::kWordAppend2.of[((char32_t(c & 0x1F) << 6) | (p[1] & 0x3F)) - 0x80];
+        if (a.len != 0 && unit_.len == 0 && run_units_ == 0 && word_.len + a.len <= kMaxTokenBytes) {
+          std::memcpy(word_.bytes + word_.len, a.utf8, sizeof a.utf8);  // the buffer has room
+          word_.len = static_cast<std::uint16_t>(word_.len + a.len);
+          if (a.reorder) word_.reorder = true;
+          word_.last_ccc = a.last_ccc;
+          p += 2;
+          continue;
+        }
+      }
       if (stop - p >= 3 && (c & 0xF0) == 0xE0) {
         const unsigned char* q = unspaced_run(p, stop, sink);
         if (q != p) {

@@ -93,16 +93,79 @@ constexpr unsigned count_decomposed() noexcept {
 }
 static_assert(count_decomposed() <= kMaxDecomposedUnits, "raise kMaxDecomposedUnits");
 
+constexpr unsigned encode(char32_t cp, unsigned char* out) noexcept {
+  if (cp < 0x80) {
+    out[0] = static_cast<unsigned char>(cp);
+    return 1;
+  }
+  if (cp < 0x800) {
+    out[0] = static_cast<unsigned char>(0xC0 | (cp >> 6));
+    out[1] = static_cast<unsigned char>(0x80 | (cp & 0x3F));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    encode3(cp, out);
+    return 3;
+  }
+  out[0] = static_cast<unsigned char>(0xF0 | (cp >> 18));
+  out[1] = static_cast<unsigned char>(0x80 | ((cp >> 12) & 0x3F));
+  out[2] = static_cast<unsigned char>(0x80 | ((cp >> 6) & 0x3F));
+  out[3] = static_cast<unsigned char>(0x80 | (cp & 0x3F));
+  return 4;
+}
+
+constexpr WordAppend word_append_of(char32_t cp) noexcept {
+  WordAppend a{};
+  const Record& r = record_of(cp);
+  if (static_cast<CharClass>(r.cls) == CharClass::Ignorable) return a;
+  char32_t seq[kMaxMapLen] = {};
+  unsigned n = 0;
+  if (r.map_len == 0) {
+    seq[n++] = cp;
+  } else {
+    for (unsigned i = 0; i < r.map_len; ++i) seq[n++] = kPool[r.map_offset + i];
+  }
+  const Record& first = record_of(seq[0]);
+  if (static_cast<CharClass>(first.cls) != CharClass::Word || first.ccc != 0) return a;
+  unsigned char bytes[4 * kMaxMapLen] = {};
+  unsigned len = 0;
+  std::uint8_t last_ccc = 0;
+  bool reorder = false;
+  for (unsigned i = 0; i < n; ++i) {
+    const Record& c = record_of(seq[i]);
+    const auto cls = static_cast<CharClass>(c.cls);
+    if (cls != CharClass::Word && cls != CharClass::Mark) return a;
+    len += encode(seq[i], bytes + len);
+    // as TokenBuffer::append
+    if (c.ccc != 0 && last_ccc > c.ccc) reorder = true;
+    last_ccc = c.ccc;
+  }
+  if (len > sizeof a.utf8) return a;
+  a.len = static_cast<std::uint8_t>(len);
+  a.last_ccc = last_ccc;
+  a.reorder = reorder;
+  for (unsigned i = 0; i < len; ++i) a.utf8[i] = bytes[i];
+  return a;
+}
+
+constexpr WordAppendTable make_word_append2() noexcept {
+  WordAppendTable t{};
+  for (char32_t cp = 0x80; cp < 0x800; ++cp) t.of[cp - 0x80] = word_append_of(cp);
+  return t;
+}
+
 // constexpr: evaluated by the compiler (an error if it cannot be), so no code runs at load.
 constexpr Bitmap64K kSimpleUnspacedBitmap = make_bitmap3(is_simple_unspaced);
 constexpr Bitmap64K kSimpleSeparatorBitmap = make_bitmap3(is_simple_separator);
 constexpr DecomposedTable kDecomposedTable = make_decomposed();
+constexpr WordAppendTable kWordAppend2Table = make_word_append2();
 
 }  // namespace
 
 const Bitmap64K kSimpleUnspaced = kSimpleUnspacedBitmap;
 const Bitmap64K kSimpleSeparator = kSimpleSeparatorBitmap;
 const DecomposedTable kDecomposedUnspaced = kDecomposedTable;
+const WordAppendTable kWordAppend2 = kWordAppend2Table;
 
 CodePointInfo lookup(char32_t cp) noexcept {
   if (cp > 0x10FFFF) return {CharClass::Separator, 0, 0, nullptr};

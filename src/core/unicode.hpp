@@ -64,6 +64,23 @@ inline const DecomposedUnit* decomposed_unspaced(char32_t cp) noexcept {
                                     static_cast<unsigned>(__builtin_popcountll(word & (bit - 1)))];
 }
 
+// The code points of 2-byte UTF-8 (U+0080..U+07FF) whose normalization continues or starts a
+// word in a fixed way: not Ignorable, and it maps to (or is) a Word code point of combining
+// class 0 followed by Word or Mark code points, at most 8 bytes of UTF-8 in all (é = e +
+// U+0301, ß = ss, Ä = a + U+0308, ж). For the tokenizer's fast path inside words: the bytes
+// to append, the combining class of the last code point, and whether appending them in
+// order puts marks out of canonical order by themselves. len is 0 for other code points.
+struct WordAppend {
+  std::uint8_t len;
+  std::uint8_t last_ccc;
+  bool reorder;
+  unsigned char utf8[8];
+};
+struct WordAppendTable {
+  WordAppend of[0x800 - 0x80];  // of[cp - 0x80]
+};
+extern const WordAppendTable kWordAppend2;
+
 inline bool simple_unspaced(char32_t cp) noexcept {
   return cp < 0x10000 && ((kSimpleUnspaced.bits[cp >> 6] >> (cp & 63)) & 1) != 0;
 }

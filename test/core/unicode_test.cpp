@@ -125,6 +125,42 @@ TEST(Unicode, DecomposedUnitTableAgreesWithLookup) {
   EXPECT_EQ(decomposed_unspaced(0x304B), nullptr);  // か is simple
 }
 
+TEST(Unicode, WordAppendTableAgreesWithLookup) {
+  auto encode = [](char32_t cp) {
+    unsigned char b[4];
+    return std::string(reinterpret_cast<const char*>(b), utf8::encode(cp, b));
+  };
+  unsigned count = 0;
+  for (char32_t cp = 0x80; cp < 0x800; ++cp) {
+    const CodePointInfo i = lookup(cp);
+    std::u32string seq = i.map_len == 0 ? std::u32string(1, cp) : std::u32string(i.map, i.map_len);
+    bool eligible = i.cls != CharClass::Ignorable && lookup(seq[0]).cls == CharClass::Word &&
+                    lookup(seq[0]).ccc == 0;
+    std::string bytes;
+    std::uint8_t last = 0;
+    bool reorder = false;
+    for (char32_t c : seq) {
+      const CodePointInfo ci = lookup(c);
+      eligible = eligible && (ci.cls == CharClass::Word || ci.cls == CharClass::Mark);
+      bytes += encode(c);
+      if (ci.ccc != 0 && last > ci.ccc) reorder = true;
+      last = ci.ccc;
+    }
+    eligible = eligible && bytes.size() <= 8;
+    const WordAppend& a = kWordAppend2.of[cp - 0x80];
+    ASSERT_EQ(a.len != 0, eligible) << std::hex << cp;
+    if (!eligible) continue;
+    ++count;
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(a.utf8), a.len), bytes) << std::hex << cp;
+    EXPECT_EQ(a.last_ccc, last) << std::hex << cp;
+    EXPECT_EQ(a.reorder, reorder) << std::hex << cp;
+  }
+  EXPECT_GT(count, 1000u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(kWordAppend2.of[0xE9 - 0x80].utf8), 3),
+            "e\xcc\x81");  // é
+  EXPECT_EQ(kWordAppend2.of[0x301 - 0x80].len, 0);  // a combining mark: depends on the state
+}
+
 TEST(Unicode, MappingsAreFixpoints) {
   unsigned longest = 0;
   for (char32_t cp = 0; cp <= 0x10FFFF; ++cp) {
