@@ -249,7 +249,13 @@ __attribute__((target("avx512f,avx512dq,avx512bw"))) void hash_pending_avx512(
       56, 57, 58, 59, 60, 61, 62, 63, 48, 49, 50, 51, 52, 53, 54, 55, 40, 41, 42, 43, 44, 45,
       46, 47, 32, 33, 34, 35, 36, 37, 38, 39, 24, 25, 26, 27, 28, 29, 30, 31, 16, 17, 18, 19,
       20, 21, 22, 23, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+  // Which entries wait to be hashed: one test of the 64 length bytes (the caller's batch
+  // holds 64; those past m are not part of it). In text that is mostly not ASCII, most groups of 8 have none.
+  const __m512i all_lengths = _mm512_loadu_si512(lengths);
+  const std::uint64_t waiting =
+      _mm512_test_epi8_mask(all_lengths, all_lengths) & (m == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << m) - 1);
   for (unsigned i = 0; i < m; i += 8) {
+    if (((waiting >> i) & 0xFF) == 0) continue;
     const __mmask8 live = static_cast<__mmask8>(m - i >= 8 ? 0xFF : (1U << (m - i)) - 1);
     const __m512i first = _mm512_maskz_loadu_epi64(live, hashes + i);
     const __m512i last = _mm512_maskz_loadu_epi64(live, last8 + i);
@@ -325,6 +331,7 @@ unsigned shingle_best(const std::uint64_t* h, unsigned first, unsigned m, std::u
 
 template <Stage S>
 void BasicFeatureSink<S>::hash_pending() noexcept {
+  static_assert(sizeof pending_len_ == 64, "hash_pending_avx512 reads 64 lengths at once");
   if (!defer_ascii_) return;
 #if SIMHASH_X86_DISPATCH
   if (active_isa() == Isa::kAvx512) {
