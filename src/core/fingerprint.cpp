@@ -1,6 +1,7 @@
 #include "core/fingerprint.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -47,23 +48,31 @@ Isa detect_isa() noexcept {
   return Isa::kPortable;
 }
 
-// -1: not detected yet. A plain int: a race between two first calls writes the same value.
-int g_best_isa = -1;
-int g_isa_limit = static_cast<int>(Isa::kAvx512);
+// -1: not detected yet. Relaxed atomics (constant-initialized, no code at load): two
+// threads detecting at once store the same value.
+std::atomic<int> g_best_isa{-1};
+std::atomic<int> g_isa_limit{static_cast<int>(Isa::kAvx512)};
 
 }  // namespace
 
 Isa best_isa() noexcept {
-  if (g_best_isa < 0) g_best_isa = static_cast<int>(detect_isa());
-  return static_cast<Isa>(g_best_isa);
+  int best = g_best_isa.load(std::memory_order_relaxed);
+  if (best < 0) {
+    best = static_cast<int>(detect_isa());
+    g_best_isa.store(best, std::memory_order_relaxed);
+  }
+  return static_cast<Isa>(best);
 }
 
 Isa active_isa() noexcept {
   const int best = static_cast<int>(best_isa());
-  return static_cast<Isa>(best < g_isa_limit ? best : g_isa_limit);
+  const int limit = g_isa_limit.load(std::memory_order_relaxed);
+  return static_cast<Isa>(best < limit ? best : limit);
 }
 
-void limit_isa(Isa max) noexcept { g_isa_limit = static_cast<int>(max); }
+void limit_isa(Isa max) noexcept {
+  g_isa_limit.store(static_cast<int>(max), std::memory_order_relaxed);
+}
 
 const char* isa_name(Isa isa) noexcept {
   switch (isa) {
