@@ -54,21 +54,71 @@ inline std::uint64_t combine(const std::uint64_t* hashes, unsigned n) noexcept {
 }
 
 namespace detail {
-// Token hashes -> shingled feature hashes -> bit counter.
-class FeatureSink {
+// Token hashes -> shingled feature hashes -> bit counter. Its token methods are defined in
+// fingerprint.cpp, where the tokenizer loop that calls them is compiled too, so that they
+// are inlined into it. Tokens are collected in batches: an ASCII word of up to 16 bytes is
+// kept as its first and last 8 bytes and its length, and hashed with the rest of its batch
+// (all at once with AVX-512, without a branch on the length); other tokens are hashed at
+// once. (Only on the AVX-512 path: in scalar code, hashing each word at once is faster.)
+// Each batch is then shingled and counted in tight loops.
+//
+// Stage S says how far it goes: the fingerprint needs all of it (FeatureSink); the others
+// stop early and keep a checksum of what their last stage produced, so that benchmarks can
+// time the real pipeline stage by stage (run_stage()).
+enum class Stage { kTokenize, kHash, kShingle, kCount };
+
+template <Stage S>
+class BasicFeatureSink {
  public:
-  explicit FeatureSink(int shingle) noexcept : n_(static_cast<unsigned>(shingle)) {}
+  explicit BasicFeatureSink(int shingle) noexcept;
+  // The chunk the tokenizer is about to read: ASCII words may be read 8 bytes at a time
+  // within it, past their own ends.
+  void set_input(const void* begin, std::size_t size) noexcept {
+    input_begin_ = reinterpret_cast<std::uintptr_t>(begin);
+    input_end_ = input_begin_ + size;
+  }
   void token(const unsigned char* bytes, std::size_t len) noexcept;
-  // Adds the short feature of a text with fewer than n tokens.
+  // An ASCII word straight out of the input, not yet lower-cased (see tokenizer.hpp).
+  void ascii_token(const unsigned char* raw, std::size_t len) noexcept;
+  // Counts the last features, and the short feature of a text with fewer than n tokens.
   void finish() noexcept;
   BitCounter& counter() noexcept { return counter_; }
+  std::uint64_t checksum() const noexcept { return checksum_; }
 
  private:
-  std::uint64_t window_[kMaxShingle] = {};  // last n token hashes, oldest first
-  std::uint64_t tokens_ = 0;
+  static constexpr unsigned kBatch = 64;
+  static constexpr unsigned kCarry = kMaxShingle - 1;
+
+  void push(std::uint64_t h) noexcept {
+    hashes_[kCarry + nbuf_] = h;
+    pending_len_[nbuf_] = 0;
+    if (++nbuf_ == kBatch) flush();
+  }
+  void hash_pending() noexcept;
+  void flush() noexcept;
+
+  // Token hashes in text order: the batch from kCarry on, preceded by the last n - 1 hashes
+  // of the batches before it. A batch entry whose pending_len_ is not 0 is not hashed yet:
+  // it holds the first 8 bytes of an ASCII word of pending_len_ (1..16) bytes, lower-cased,
+  // and last8_ the word's last 8 bytes (which, for a shorter word, start before it).
+  std::uint64_t hashes_[kCarry + kBatch] = {};
+  std::uint64_t last8_[kBatch];
+  std::uint8_t pending_len_[kBatch];
+  std::uint64_t tokens_ = 0;  // tokens of the batches before this one
+  unsigned nbuf_ = 0;         // tokens in this batch
   unsigned n_;
+  bool defer_ascii_;  // batch short ASCII words (the AVX-512 path)
+  std::uintptr_t input_begin_ = 0, input_end_ = 0;
+  std::uint64_t checksum_ = 0;  // stages before kCount
   BitCounter counter_;
 };
+
+using FeatureSink = BasicFeatureSink<Stage::kCount>;
+
+// For benchmarks: the pipeline of Fingerprinter on one text, up to and including `stage`;
+// returns a checksum of that stage's output (for kCount, the fingerprint, 0 for none).
+std::uint64_t run_stage(Stage stage, const Options& options, const char* data,
+                        std::size_t size) noexcept;
 }  // namespace detail
 
 // Streaming fingerprint of one text. Trivially copyable, never allocates.
@@ -77,7 +127,7 @@ class Fingerprinter {
   // Throws std::invalid_argument for invalid options.
   explicit Fingerprinter(const Options& options = {});
 
-  void feed(const char* data, std::size_t size) noexcept { tokenizer_.feed(data, size, sink_); }
+  void feed(const char* data, std::size_t size) noexcept;
   void feed(std::string_view chunk) noexcept { feed(chunk.data(), chunk.size()); }
 
   // The fingerprint of everything fed, or nullopt when the text had no token.

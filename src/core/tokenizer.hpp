@@ -17,12 +17,28 @@
 // Feeding the text in chunks of any size, cut anywhere (even inside a UTF-8 sequence), gives
 // exactly the tokens of feeding it whole. The object is trivially copyable and never
 // allocates, so it can live in memory the caller owns.
+//
+// How it is fast: the input is classified 64 bytes at a time into two bit masks (ASCII
+// letter or digit; byte >= 0x80), and runs of "maybe token" bytes are found with bit
+// tricks. A run of ASCII letters and digits between ASCII separators is a complete token
+// (or several, cut at kMaxTokenBytes) and goes to the sink at once, without a byte loop;
+// everything else (runs with non-ASCII bytes, runs that touch the end of a chunk) goes
+// through the general per-code-point path, which is also where a chunk starts when the
+// previous one ended inside a token. After an ASCII separator the general path's state is
+// always empty, so the two paths hand over only there.
+//
+// A Sink may also provide `void ascii_token(const unsigned char* raw, std::size_t len)`:
+// then ASCII words come as `len` (<= kMaxTokenBytes) letters and digits straight out of the
+// input, not yet lower-cased (the token is each byte OR 0x20), so the sink can hash them
+// without a copy. Sinks without it get every token through `token()`, lower-cased.
 #pragma once
 #include "core/no_postgres.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
+#include <utility>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -30,6 +46,12 @@
 
 #include "core/unicode.hpp"
 #include "core/utf8.hpp"
+
+#if defined(__GNUC__)
+#define SIMHASH_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define SIMHASH_ALWAYS_INLINE inline
+#endif
 
 namespace simhash {
 
@@ -115,6 +137,49 @@ constexpr AsciiTable make_ascii_table() {
 }
 inline constexpr AsciiTable kAscii = make_ascii_table();
 
+// Classifies 64 bytes: bit i of *word is set when p[i] is an ASCII letter or digit, bit i of
+// *high when p[i] >= 0x80 (part of a multi-byte sequence, or invalid). Reads exactly 64 bytes.
+inline void classify64(const unsigned char* p, std::uint64_t* word, std::uint64_t* high) noexcept {
+#if defined(__SSE2__)
+  std::uint64_t w = 0, h = 0;
+  for (unsigned k = 0; k < 4; ++k) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    // Signed compares after an offset: 'a'..'z' (after OR 0x20) and '0'..'9' land on
+    // -128..-103 and -128..-119; every other byte, >= 0x80 included, lands above.
+    const __m128i alpha = _mm_cmplt_epi8(
+        _mm_add_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8(0x1F)),
+        _mm_set1_epi8(-102));
+    const __m128i digit =
+        _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(0x50)), _mm_set1_epi8(-118));
+    w |= std::uint64_t{static_cast<std::uint16_t>(_mm_movemask_epi8(_mm_or_si128(alpha, digit)))}
+         << (16 * k);
+    h |= std::uint64_t{static_cast<std::uint16_t>(_mm_movemask_epi8(v))} << (16 * k);
+  }
+  *word = w;
+  *high = h;
+#else
+  std::uint64_t w = 0, h = 0;
+  for (unsigned i = 0; i < 64; ++i) {
+    const unsigned char c = p[i];
+    if (c >= 0x80) {
+      h |= std::uint64_t{1} << i;
+    } else if (kAscii.cls[c] == unicode::CharClass::Word) {
+      w |= std::uint64_t{1} << i;
+    }
+  }
+  *word = w;
+  *high = h;
+#endif
+}
+
+// Whether Sink has the optional ascii_token(raw, len).
+template <class Sink, class = void>
+struct has_ascii_token : std::false_type {};
+template <class Sink>
+struct has_ascii_token<Sink, std::void_t<decltype(std::declval<Sink&>().ascii_token(
+                                 std::declval<const unsigned char*>(), std::size_t{}))>>
+    : std::true_type {};
+
 }  // namespace detail
 
 // Sink must provide `void token(const unsigned char* bytes, std::size_t len)`.
@@ -131,7 +196,15 @@ class Tokenizer {
     const auto* p = reinterpret_cast<const unsigned char*>(data);
     const unsigned char* const end = p + size;
     if (pending_len_ != 0) p = complete_pending(p, end, sink);
-    while (p < end) {
+    if (!idle()) p = general_to_boundary(p, end, sink);
+    if (p < end) scan(p, end, sink);
+  }
+
+  // The general path, one code point at a time, over [p, stop). stop is end, or an ASCII
+  // separator byte before end (no UTF-8 sequence crosses it); bytes up to end may be read.
+  void general(const unsigned char* p, const unsigned char* stop, const unsigned char* end,
+               Sink& sink) noexcept {
+    while (p < stop) {
       unsigned char c = *p;
       if (c < 0x80) {
         if (detail::kAscii.cls[c] != unicode::CharClass::Word) {
@@ -171,6 +244,28 @@ class Tokenizer {
         word_.last_ccc = 0;
         continue;
       }
+      // A 2-byte letter (é, ß, ж...) inside or at the start of a word, with no unspaced run
+      // open: its normalized bytes appended at once, as classified() would append them one
+      // code point at a time (no cut needed: they fit).
+      if (c >= 0xC2 && c < 0xE0 && stop - p >= 2 && utf8::is_continuation(p[1])) {
+        const unicode::WordAppend& a =
+            unicode::kWordAppend2.of[((char32_t(c & 0x1F) << 6) | (p[1] & 0x3F)) - 0x80];
+        if (a.len != 0 && unit_.len == 0 && run_units_ == 0 && word_.len + a.len <= kMaxTokenBytes) {
+          std::memcpy(word_.bytes + word_.len, a.utf8, sizeof a.utf8);  // the buffer has room
+          word_.len = static_cast<std::uint16_t>(word_.len + a.len);
+          if (a.reorder) word_.reorder = true;
+          word_.last_ccc = a.last_ccc;
+          p += 2;
+          continue;
+        }
+      }
+      if (stop - p >= 3 && (c & 0xF0) == 0xE0) {
+        const unsigned char* q = unspaced_run(p, stop, sink);
+        if (q != p) {
+          p = q;
+          continue;
+        }
+      }
       const unsigned need = utf8::sequence_length(c);
       if (need == 0) {
         separator(sink);
@@ -204,6 +299,240 @@ class Tokenizer {
   }
 
  private:
+  // True when no token, unit or run is open: the state after any ASCII separator.
+  bool idle() const noexcept { return word_.len == 0 && unit_.len == 0 && run_units_ == 0; }
+
+  // Runs the general path up to and including the first ASCII separator, after which the
+  // state is idle. Returns where the scan can take over.
+  const unsigned char* general_to_boundary(const unsigned char* p, const unsigned char* end,
+                                           Sink& sink) noexcept {
+    const unsigned char* q = p;
+    while (q < end && (*q >= 0x80 || detail::kAscii.cls[*q] == unicode::CharClass::Word)) ++q;
+    general(p, q, end, sink);
+    if (q == end) return end;
+    separator(sink);
+    return q + 1;
+  }
+
+  // The block scan, from an idle state. A run is a maximal stretch of ASCII letters and
+  // digits and bytes >= 0x80; ASCII separators delimit runs.
+  void scan(const unsigned char* p, const unsigned char* end, Sink& sink) noexcept {
+    // A run open at the end of the previous block: where it started, and whether it had a
+    // byte >= 0x80 so far.
+    const unsigned char* open = nullptr;
+    bool open_high = false;
+    for (const unsigned char* base = p; base < end; base += 64) {
+      std::uint64_t word, high;
+      if (end - base >= 64) {
+        detail::classify64(base, &word, &high);
+      } else {  // the tail: pad with spaces, which end a run like any separator
+        unsigned char tail[64];
+        const auto n = static_cast<std::size_t>(end - base);
+        std::memcpy(tail, base, n);
+        std::memset(tail + n, ' ', 64 - n);
+        detail::classify64(tail, &word, &high);
+      }
+      const std::uint64_t run = word | high;
+      const std::uint64_t prev = (run << 1) | (open != nullptr ? 1U : 0U);
+      std::uint64_t starts = run & ~prev;  // first byte of each run
+      std::uint64_t ends = ~run & prev;    // the byte after each run
+      if (open != nullptr) {
+        if (ends == 0) {  // the open run covers the whole block
+          open_high = open_high || high != 0;
+          continue;
+        }
+        const auto e = static_cast<unsigned>(__builtin_ctzll(ends));
+        ends &= ends - 1;
+        end_of_run(open, base + e, open_high || (high & ((std::uint64_t{1} << e) - 1)) != 0,
+                   end, sink);
+        open = nullptr;
+      }
+      // Runs that start and end in this block pair up in order. Blocks of pure ASCII (most
+      // of them, in languages written in Latin script) take the short loop.
+      if (high == 0) {
+        while (ends != 0) {
+          const auto s = static_cast<unsigned>(__builtin_ctzll(starts));
+          const auto e = static_cast<unsigned>(__builtin_ctzll(ends));
+          starts &= starts - 1;
+          ends &= ends - 1;
+          if (base + e == end) {  // may go on in the next chunk
+            general(base + s, end, end, sink);
+          } else {
+            ascii_run(base + s, e - s, sink);
+          }
+        }
+      } else {
+        while (ends != 0) {
+          const auto s = static_cast<unsigned>(__builtin_ctzll(starts));
+          const auto e = static_cast<unsigned>(__builtin_ctzll(ends));
+          starts &= starts - 1;
+          ends &= ends - 1;
+          end_of_run(base + s, base + e, ((high >> s) & ((std::uint64_t{1} << (e - s)) - 1)) != 0,
+                     end, sink);
+        }
+      }
+      if (starts != 0) {  // a run goes on into the next block
+        const auto s = static_cast<unsigned>(__builtin_ctzll(starts));
+        open = base + s;
+        open_high = (high >> s) != 0;
+      }
+    }
+    if (open != nullptr) general(open, end, end, sink);  // it may go on in the next chunk
+  }
+
+  // A run [s, e) found by the scan; e is an ASCII separator or the end of the chunk.
+  void end_of_run(const unsigned char* s, const unsigned char* e, bool high,
+                  const unsigned char* end, Sink& sink) noexcept {
+    if (high || e == end) {
+      general(s, e, end, sink);
+      if (e != end) separator(sink);
+      return;
+    }
+    ascii_run(s, static_cast<std::size_t>(e - s), sink);
+  }
+
+  // A run of len ASCII letters and digits between ASCII separators: one token, or several
+  // when it is longer than kMaxTokenBytes.
+  void ascii_run(const unsigned char* s, std::size_t len, Sink& sink) noexcept {
+    while (len > kMaxTokenBytes) {
+      ascii_word(s, kMaxTokenBytes, sink);
+      s += kMaxTokenBytes;
+      len -= kMaxTokenBytes;
+    }
+    ascii_word(s, len, sink);
+  }
+
+  // An ASCII word of 1..kMaxTokenBytes letters and digits, straight out of the input.
+  void ascii_word(const unsigned char* raw, std::size_t len, Sink& sink) noexcept {
+    if constexpr (detail::has_ascii_token<Sink>::value) {
+      sink.ascii_token(raw, len);
+    } else {
+      // Letters and digits: OR 0x20 lowers the letters and keeps the digits.
+      for (std::size_t i = 0; i < len; ++i) word_.bytes[i] = static_cast<unsigned char>(raw[i] | 0x20);
+      sink.token(word_.bytes, len);
+    }
+  }
+
+  // What the 3 bytes at p are, for the fast path of unspaced runs: kUnit for a simple
+  // unspaced code point (unicode::simple_unspaced), kDecomposed for one that normalizes to
+  // a simple unspaced code point and a mark (unicode::decomposed_unspaced, which *d then
+  // points to), kBreak for a simple separator, kOther for anything else (other code points,
+  // and bytes that are not a valid 3-byte sequence).
+  enum Kind3 { kOther, kUnit, kDecomposed, kBreak };
+  SIMHASH_ALWAYS_INLINE static Kind3 kind3(const unsigned char* p,
+                                           const unicode::DecomposedUnit** d) noexcept {
+    if ((p[0] & 0xF0) != 0xE0 || !utf8::is_continuation(p[1]) || !utf8::is_continuation(p[2])) {
+      return kOther;
+    }
+    const char32_t cp = (char32_t(p[0] & 0x0F) << 12) | (char32_t(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
+    // The tables are empty below U+0800 and on surrogates: overlong forms are kOther.
+    if (unicode::simple_unspaced(cp)) return kUnit;
+    if (unicode::simple_separator(cp)) return kBreak;
+    if ((*d = unicode::decomposed_unspaced(cp)) != nullptr) return kDecomposed;
+    return kOther;
+  }
+
+  // A unit of the fast path: its normalized UTF-8 (in the input, or in the table of
+  // decomposed units) and the combining class of its last code point.
+  struct FastUnit {
+    const unsigned char* bytes;
+    unsigned len;
+    std::uint8_t last_ccc;
+  };
+
+  // Emits the bigram of two units: straight from the input when they are adjacent there.
+  void emit_pair(const FastUnit& a, const FastUnit& b, Sink& sink) noexcept {
+    if (a.bytes + a.len == b.bytes) {  // adjacent in memory: that range is the pair
+      sink.token(a.bytes, a.len + b.len);
+      return;
+    }
+    unsigned char pair[12];
+    std::memcpy(pair, a.bytes, a.len);
+    std::memcpy(pair + a.len, b.bytes, b.len);
+    sink.token(pair, a.len + b.len);
+  }
+
+  // The fast path over a stretch of 3-byte code points that are simple unspaced units,
+  // decomposed units or simple separators, from p to the first other one (or stop). Gives
+  // exactly the tokens and the state of the general path (classified() for each), but while
+  // a run's units are known here, they are described by FastUnits and go to the sink
+  // straight from where their bytes are: a unit is complete once the next begins, and with
+  // bigrams two neighbouring simple units are adjacent in the input. Returns where it
+  // stopped (p itself when p is not such a code point).
+  const unsigned char* unspaced_run(const unsigned char* p, const unsigned char* stop,
+                                    Sink& sink) noexcept {
+    const unicode::DecomposedUnit* d = nullptr;
+    Kind3 kind = kind3(p, &d);
+    if (kind == kOther) return p;
+    end_word(sink);
+    // The general way, until a simple unit starts a run or follows a simple unit that the
+    // general way left open in unit_ (held).
+    const unsigned char* held = nullptr;
+    while (!(kind == kUnit && (held != nullptr || (unit_.len == 0 && run_units_ == 0)))) {
+      if (kind == kBreak) {
+        separator(sink);
+        held = nullptr;
+      } else if (kind == kUnit) {
+        complete_unit(sink);
+        unit_.append(p, 3, 0);
+        held = p;
+      } else {
+        code_point(utf8::decode(p, 3), sink);
+        held = nullptr;
+      }
+      p += 3;
+      if (stop - p < 3) return p;
+      kind = kind3(p, &d);
+      if (kind == kOther) return p;
+    }
+    // Fast: cur is the open unit, prev the unit completed before it in this run (bytes null
+    // at the start of a run, when run_units_ is 0 and nothing pairs with cur).
+    FastUnit prev{nullptr, 0, 0};
+    if (held != nullptr) {  // unit_ holds the input unit `held`: complete it the general way
+      complete_unit(sink);
+      prev = FastUnit{held, 3, 0};
+    }
+    FastUnit cur{p, 3, 0};
+    p += 3;
+    while (stop - p >= 3) {
+      kind = kind3(p, &d);
+      if (kind == kOther) break;
+      // cur is complete
+      if (!bigrams_) {
+        sink.token(cur.bytes, cur.len);
+      } else if (prev.bytes != nullptr) {
+        emit_pair(prev, cur, sink);
+      }
+      ++run_units_;
+      if (kind != kBreak) {
+        prev = cur;
+        cur = kind == kUnit ? FastUnit{p, 3, 0} : FastUnit{d->utf8, 6, d->mark_ccc};
+        p += 3;
+        continue;
+      }
+      // a separator ends the run; a run of a single unit is a token by itself
+      if (bigrams_ && run_units_ == 1) sink.token(cur.bytes, cur.len);
+      run_units_ = 0;
+      p += 3;
+      // skip further separators, up to the next unit
+      while (stop - p >= 3 && (kind = kind3(p, &d)) == kBreak) p += 3;
+      if (stop - p < 3 || kind == kOther) return p;  // the state is idle
+      prev = FastUnit{nullptr, 0, 0};
+      cur = kind == kUnit ? FastUnit{p, 3, 0} : FastUnit{d->utf8, 6, d->mark_ccc};
+      p += 3;
+    }
+    // Leave cur open in unit_ (and prev in prev_unit_), as the general path would: a
+    // decomposed unit as its base and then its mark.
+    unit_.clear();
+    unit_.append(cur.bytes, 3, 0);
+    if (cur.len == 6) unit_.append(cur.bytes + 3, 3, cur.last_ccc);
+    if (bigrams_ && prev.bytes != nullptr) {
+      prev_unit_.clear();
+      prev_unit_.append(prev.bytes, prev.len, 0);
+    }
+    return p;
+  }
+
   // Continues a UTF-8 sequence cut by the previous chunk's end.
   const unsigned char* complete_pending(const unsigned char* p, const unsigned char* end,
                                         Sink& sink) noexcept {

@@ -28,22 +28,55 @@ std::uint64_t reference_fingerprint(const std::vector<std::uint64_t>& hashes) {
 
 TEST(BitCounter, MatchesTheTextbookDefinition) {
   std::mt19937_64 rng(7);
-  // sizes around the lane flush interval (255) and well past it
-  for (std::size_t n : {1u, 2u, 3u, 254u, 255u, 256u, 510u, 511u, 1000u, 70000u}) {
-    for (int round = 0; round < 5; ++round) {
+  // sizes around the group of 16, the lane flush interval (255 groups = 4080 hashes) and
+  // well past it
+  for (std::size_t n : {1u, 2u, 3u, 15u, 16u, 17u, 31u, 32u, 33u, 254u, 255u, 256u, 4079u,
+                        4080u, 4081u, 8160u, 8161u, 70000u}) {
+    for (int round = 0; round < 6; ++round) {
       std::vector<std::uint64_t> hashes(n);
       for (auto& h : hashes) {
         // rounds 1 and 2 bias bits towards 1 and towards 0, so that counters grow large in
-        // both directions
+        // both directions; round 5 has bits that are always set and always clear, so that
+        // every byte lane fills at its fastest (an overflow would flip those bits)
         h = rng();
         if (round == 1) h |= 0xF0F0F0F0F0F0F0F0ULL & rng();
         if (round == 2) h &= rng();
+        if (round == 5) h = (h | 0x8000000100000081ULL) & ~0x0100000000008000ULL;
       }
       BitCounter c;
       for (auto h : hashes) c.add(h);
       EXPECT_EQ(c.total(), n);
       EXPECT_EQ(c.fingerprint(), reference_fingerprint(hashes)) << "n=" << n;
+      // Taking the fingerprint changes nothing: adding more afterwards still counts right.
+      for (std::size_t k = 0; k < 21; ++k) {
+        hashes.push_back(rng());
+        c.add(hashes.back());
+      }
+      EXPECT_EQ(c.fingerprint(), reference_fingerprint(hashes)) << "n=" << n << " + 21";
     }
+  }
+}
+
+TEST(BitCounter, AddManyEqualsAddingOneByOne) {
+  std::mt19937_64 rng(8);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::uint64_t> hashes;
+    BitCounter c;
+    // a random mix of single adds and runs of every size, across groups and lane flushes
+    const std::size_t steps = 1 + rng() % 300;
+    for (std::size_t s = 0; s < steps; ++s) {
+      if (rng() % 3 == 0) {
+        hashes.push_back(rng());
+        c.add(hashes.back());
+      } else {
+        std::vector<std::uint64_t> run(rng() % 70);
+        for (auto& h : run) h = rng() & rng();
+        c.add_many(run.data(), run.size());
+        hashes.insert(hashes.end(), run.begin(), run.end());
+      }
+    }
+    ASSERT_EQ(c.total(), hashes.size());
+    ASSERT_EQ(c.fingerprint(), reference_fingerprint(hashes)) << round;
   }
 }
 

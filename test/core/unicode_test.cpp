@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string>
 
+#include "core/utf8.hpp"
+
 namespace simhash::unicode {
 namespace {
 
@@ -64,6 +66,99 @@ TEST(Unicode, AsciiRule) {
     EXPECT_EQ(lookup(c).cls, word ? CharClass::Word : CharClass::Separator) << c;
     EXPECT_EQ(mapped(c), std::u32string(1, upper ? c + 32 : c)) << c;
   }
+}
+
+TEST(Unicode, FastPathBitmapsAgreeWithLookup) {
+  unsigned unspaced = 0, separators = 0;
+  for (char32_t cp = 0; cp <= 0x10FFFF + 1; ++cp) {
+    const CodePointInfo i = lookup(cp);
+    const bool three_bytes = cp >= 0x800 && cp < 0x10000 && !(cp >= 0xD800 && cp <= 0xDFFF);
+    const bool simple = three_bytes && i.cls == CharClass::Unspaced && i.map_len == 0 && i.ccc == 0;
+    ASSERT_EQ(simple_unspaced(cp), simple) << std::hex << cp;
+    unspaced += simple;
+    bool separator = three_bytes && i.cls != CharClass::Ignorable;
+    if (i.map_len == 0) {
+      separator = separator && i.cls == CharClass::Separator;
+    } else {
+      for (unsigned k = 0; k < i.map_len; ++k) {
+        separator = separator && lookup(i.map[k]).cls == CharClass::Separator;
+      }
+    }
+    ASSERT_EQ(simple_separator(cp), separator) << std::hex << cp;
+    separators += separator;
+  }
+  EXPECT_GT(unspaced, 20000u);  // Han alone has more
+  EXPECT_GT(separators, 1000u);
+  EXPECT_TRUE(simple_unspaced(0x4E2D));    // 中
+  EXPECT_TRUE(simple_unspaced(0x3042));    // あ
+  EXPECT_FALSE(simple_unspaced(0x304C));   // が maps to か + U+3099
+  EXPECT_FALSE(simple_unspaced(0x3001));   // 、 is punctuation
+  EXPECT_TRUE(simple_separator(0x3001));   // 、
+  EXPECT_TRUE(simple_separator(0x3000));   // ideographic space
+  EXPECT_TRUE(simple_separator(0xFF08));   // （ maps to (
+  EXPECT_FALSE(simple_separator(0xFF21));  // Ａ maps to a
+  EXPECT_FALSE(simple_separator(0x200B));  // zero width space is ignorable
+}
+
+TEST(Unicode, DecomposedUnitTableAgreesWithLookup) {
+  auto encode = [](char32_t cp) {
+    unsigned char b[4];
+    return std::string(reinterpret_cast<const char*>(b), utf8::encode(cp, b));
+  };
+  unsigned count = 0;
+  for (char32_t cp = 0; cp < 0x10000; ++cp) {
+    const CodePointInfo i = lookup(cp);
+    const bool three_bytes = cp >= 0x800 && !(cp >= 0xD800 && cp <= 0xDFFF);
+    const bool expected = three_bytes && i.cls != CharClass::Ignorable && i.map_len == 2 &&
+                          simple_unspaced(i.map[0]) && i.map[1] >= 0x800 && i.map[1] < 0x10000 &&
+                          lookup(i.map[1]).cls == CharClass::Mark;
+    const DecomposedUnit* d = decomposed_unspaced(cp);
+    ASSERT_EQ(d != nullptr, expected) << std::hex << cp;
+    if (d == nullptr) continue;
+    ++count;
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(d->utf8), 6),
+              encode(i.map[0]) + encode(i.map[1])) << std::hex << cp;
+    EXPECT_EQ(d->mark_ccc, lookup(i.map[1]).ccc) << std::hex << cp;
+  }
+  EXPECT_EQ(count, 65u);
+  EXPECT_NE(decomposed_unspaced(0x304C), nullptr);  // が
+  EXPECT_EQ(decomposed_unspaced(0x304B), nullptr);  // か is simple
+}
+
+TEST(Unicode, WordAppendTableAgreesWithLookup) {
+  auto encode = [](char32_t cp) {
+    unsigned char b[4];
+    return std::string(reinterpret_cast<const char*>(b), utf8::encode(cp, b));
+  };
+  unsigned count = 0;
+  for (char32_t cp = 0x80; cp < 0x800; ++cp) {
+    const CodePointInfo i = lookup(cp);
+    std::u32string seq = i.map_len == 0 ? std::u32string(1, cp) : std::u32string(i.map, i.map_len);
+    bool eligible = i.cls != CharClass::Ignorable && lookup(seq[0]).cls == CharClass::Word &&
+                    lookup(seq[0]).ccc == 0;
+    std::string bytes;
+    std::uint8_t last = 0;
+    bool reorder = false;
+    for (char32_t c : seq) {
+      const CodePointInfo ci = lookup(c);
+      eligible = eligible && (ci.cls == CharClass::Word || ci.cls == CharClass::Mark);
+      bytes += encode(c);
+      if (ci.ccc != 0 && last > ci.ccc) reorder = true;
+      last = ci.ccc;
+    }
+    eligible = eligible && bytes.size() <= 8;
+    const WordAppend& a = kWordAppend2.of[cp - 0x80];
+    ASSERT_EQ(a.len != 0, eligible) << std::hex << cp;
+    if (!eligible) continue;
+    ++count;
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(a.utf8), a.len), bytes) << std::hex << cp;
+    EXPECT_EQ(a.last_ccc, last) << std::hex << cp;
+    EXPECT_EQ(a.reorder, reorder) << std::hex << cp;
+  }
+  EXPECT_GT(count, 1000u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(kWordAppend2.of[0xE9 - 0x80].utf8), 3),
+            "e\xcc\x81");  // é
+  EXPECT_EQ(kWordAppend2.of[0x301 - 0x80].len, 0);  // a combining mark: depends on the state
 }
 
 TEST(Unicode, MappingsAreFixpoints) {
