@@ -145,13 +145,6 @@ static LockCount lock_counts[LOCK_COUNTS];
 static List *warned_tables = NIL;
 static List *advised_tables = NIL;
 
-static void
-check_status(simhash_status status, const char *errbuf)
-{
-	if (status != SIMHASH_OK)
-		simhash_raise_status(status, errbuf);
-}
-
 static AttrNumber
 column(Relation rel, const char *name, const char *what)
 {
@@ -456,7 +449,7 @@ serialize_writers(DedupeConfig *c, uint64 fp)
 			return;
 		count->next_try = count->locks + BULK_LOCKS / 4;
 	}
-	check_status(simhash_lock_keys(fp, c->k, keys, SIMHASH_MAX_LOCK_KEYS, &n,
+	simhash_check_status(simhash_lock_keys(fp, c->k, keys, SIMHASH_MAX_LOCK_KEYS, &n,
 								   errbuf, sizeof(errbuf)), errbuf);
 	for (size_t i = 0; i < n; i++)
 	{
@@ -673,10 +666,10 @@ search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, Snapshot snapshot,
 
 		if (radius < 0)
 			continue;
-		check_status(simhash_block_probe_count(t->plan.blocks, i, radius, &count,
+		simhash_check_status(simhash_block_probe_count(t->plan.blocks, i, radius, &count,
 											   errbuf, sizeof(errbuf)), errbuf);
 		probes = palloc(sizeof(uint32) * count);
-		check_status(simhash_block_probes(fp, t->plan.blocks, i, radius, probes, count, &n,
+		simhash_check_status(simhash_block_probes(fp, t->plan.blocks, i, radius, probes, count, &n,
 										  errbuf, sizeof(errbuf)), errbuf);
 		probe_block(&s, i, snapshot, probes, n);
 		pfree(probes);

@@ -24,25 +24,6 @@
 /* ... and the buffer grows when it has room for fewer than this many bytes. */
 #define OPTIONS_MIN_CHUNK_BYTES 1024
 
-const char *
-simhash_text_utf8(text *t, size_t *len)
-{
-	const char *data = VARDATA_ANY(t);
-	int			n = VARSIZE_ANY_EXHDR(t);
-	int			encoding = GetDatabaseEncoding();
-
-	if (encoding != PG_UTF8 && encoding != PG_SQL_ASCII)
-	{
-		const char *utf8 = pg_server_to_any(data, n, PG_UTF8);
-
-		if (utf8 != data)
-			n = strlen(utf8);
-		data = utf8;
-	}
-	*len = (size_t) n;
-	return data;
-}
-
 int32
 simhash_tokenizer_arg(text *name)
 {

@@ -23,8 +23,6 @@ typedef struct SimhashFeatureBuffer
 	size_t		capacity;
 } SimhashFeatureBuffer;
 
-/* The bytes of a text value as UTF-8 (converted from the database encoding if needed). */
-extern const char *simhash_text_utf8(text *t, size_t *len);
 
 /* Tokenizer and weighting codes from SQL text arguments (22023 naming the allowed values). */
 extern int32 simhash_tokenizer_arg(text *name);

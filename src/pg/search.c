@@ -69,13 +69,6 @@
 #define DEFAULT_ROWS 1e6
 
 static void
-check_status(simhash_status status, const char *errbuf)
-{
-	if (status != SIMHASH_OK)
-		simhash_raise_status(status, errbuf);
-}
-
-static void
 check_distance(int32 k)
 {
 	if (k < 0 || k > 64)
@@ -96,7 +89,7 @@ simhash_block_int8(PG_FUNCTION_ARGS)
 	uint32		value;
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
-	check_status(simhash_block_value(fp, blocks, block, &value, errbuf, sizeof(errbuf)), errbuf);
+	simhash_check_status(simhash_block_value(fp, blocks, block, &value, errbuf, sizeof(errbuf)), errbuf);
 	/* Blocks have at most 32 bits; a 32-bit block maps onto integer by two's complement. */
 	PG_RETURN_INT32((int32) value);
 }
@@ -124,7 +117,7 @@ simhash_block_probes_int8(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("simhash: radius must not be negative, got %d", radius)));
-	check_status(simhash_block_probe_count(blocks, block, radius, &count, errbuf, sizeof(errbuf)),
+	simhash_check_status(simhash_block_probe_count(blocks, block, radius, &count, errbuf, sizeof(errbuf)),
 				 errbuf);
 	if (count > MAX_PROBES_PER_CALL)
 		ereport(ERROR,
@@ -132,7 +125,7 @@ simhash_block_probes_int8(PG_FUNCTION_ARGS)
 				 errmsg("simhash: radius %d on block %d of %d makes " UINT64_FORMAT " probes, more than %d",
 						radius, block, blocks, count, MAX_PROBES_PER_CALL)));
 	values = palloc(sizeof(uint32) * count);
-	check_status(simhash_block_probes(q, blocks, block, radius, values, count, &n,
+	simhash_check_status(simhash_block_probes(q, blocks, block, radius, values, count, &n,
 									  errbuf, sizeof(errbuf)), errbuf);
 	elems = palloc(sizeof(Datum) * n);
 	for (size_t i = 0; i < n; i++)
@@ -173,7 +166,7 @@ simhash_layout_blocks(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("simhash: rows must be a non-negative number")));
-	check_status(simhash_choose_blocks(max_distance, rows, &blocks, errbuf, sizeof(errbuf)),
+	simhash_check_status(simhash_choose_blocks(max_distance, rows, &blocks, errbuf, sizeof(errbuf)),
 				 errbuf);
 	PG_RETURN_INT32(blocks);
 }
@@ -575,7 +568,7 @@ simhash_search_plan(PG_FUNCTION_ARGS)
 
 		if (plan.probes.radius[i] < 0)
 			continue;
-		check_status(simhash_block_probe_count(plan.blocks, i, plan.probes.radius[i], &probes,
+		simhash_check_status(simhash_block_probe_count(plan.blocks, i, plan.probes.radius[i], &probes,
 											   errbuf, sizeof(errbuf)), errbuf);
 		values[0] = ObjectIdGetDatum(layouts.by[plan.blocks][i].index);
 		values[1] = Int32GetDatum(plan.blocks);

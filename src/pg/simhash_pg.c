@@ -71,22 +71,32 @@ fingerprint_utf8(const char *data, size_t len, const simhash_options *options, u
  * the same fingerprint in every database. Under SQL_ASCII the bytes are taken as UTF-8
  * (invalid sequences separate tokens).
  */
-bool
-simhash_fingerprint_text(text *t, const simhash_options *options, uint64 *result)
+const char *
+simhash_text_utf8(text *t, size_t *len)
 {
 	const char *data = VARDATA_ANY(t);
-	int			len = VARSIZE_ANY_EXHDR(t);
+	int			n = VARSIZE_ANY_EXHDR(t);
 	int			encoding = GetDatabaseEncoding();
 
 	if (encoding != PG_UTF8 && encoding != PG_SQL_ASCII)
 	{
-		const char *utf8 = pg_server_to_any(data, len, PG_UTF8);
+		const char *utf8 = pg_server_to_any(data, n, PG_UTF8);
 
 		if (utf8 != data)
-			len = strlen(utf8);
+			n = strlen(utf8);
 		data = utf8;
 	}
-	return fingerprint_utf8(data, (size_t) len, options, result);
+	*len = (size_t) n;
+	return data;
+}
+
+bool
+simhash_fingerprint_text(text *t, const simhash_options *options, uint64 *result)
+{
+	size_t		len;
+	const char *data = simhash_text_utf8(t, &len);
+
+	return fingerprint_utf8(data, len, options, result);
 }
 
 PG_FUNCTION_INFO_V1(simhash_text);

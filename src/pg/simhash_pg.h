@@ -24,6 +24,20 @@
 extern void simhash_raise_status(simhash_status status, const char *message) pg_attribute_noreturn();
 
 /*
+ * The bytes of a text value in UTF-8 (converted from the database encoding when that is
+ * neither UTF-8 nor SQL_ASCII, whose bytes are taken as UTF-8), and their number.
+ */
+extern const char *simhash_text_utf8(text *t, size_t *len);
+
+/* Raises the error of a failed C ABI call; does nothing for SIMHASH_OK. */
+static inline void
+simhash_check_status(simhash_status status, const char *errbuf)
+{
+	if (status != SIMHASH_OK)
+		simhash_raise_status(status, errbuf);
+}
+
+/*
  * Fingerprint of a text value (any database encoding) with the given options; false when
  * the text has no feature (SQL NULL). Cancellable between 1 MB chunks.
  */
