@@ -52,9 +52,10 @@ void require(bool ok) {
   if (!ok) throw std::invalid_argument("null argument");
 }
 
-constexpr std::size_t kIdDigits = 65536;
+constexpr int kIdDigitBits = 11;
+constexpr std::size_t kIdDigits = std::size_t{1} << kIdDigitBits;
 
-// Sorts v[0..n) as signed integers with an LSD radix sort, 16 bits a pass, skipping the
+// Sorts v[0..n) as signed integers with an LSD radix sort, 11 bits a pass, skipping the
 // digits in which all values agree; tmp has room for n values, hist for kIdDigits counts.
 void radix_sort_signed(std::uint64_t* v, std::uint64_t* tmp, std::uint32_t* hist, std::size_t n) {
   constexpr std::uint64_t kSign = std::uint64_t{1} << 63;
@@ -67,17 +68,18 @@ void radix_sort_signed(std::uint64_t* v, std::uint64_t* tmp, std::uint32_t* hist
   const std::uint64_t varying = any ^ all;
   std::uint64_t* src = v;
   std::uint64_t* dst = tmp;
-  for (int shift = 0; shift < 64; shift += 16) {
-    if (((varying >> shift) & 0xFFFF) == 0) continue;
+  constexpr std::uint64_t kMask = kIdDigits - 1;
+  for (int shift = 0; shift < 64; shift += kIdDigitBits) {
+    if (((varying >> shift) & kMask) == 0) continue;
     std::memset(hist, 0, kIdDigits * sizeof(std::uint32_t));
-    for (std::size_t i = 0; i < n; ++i) ++hist[(src[i] >> shift) & 0xFFFF];
+    for (std::size_t i = 0; i < n; ++i) ++hist[(src[i] >> shift) & kMask];
     std::uint32_t sum = 0;
     for (std::size_t d = 0; d < kIdDigits; ++d) {
       const std::uint32_t c = hist[d];
       hist[d] = sum;
       sum += c;
     }
-    for (std::size_t i = 0; i < n; ++i) dst[hist[(src[i] >> shift) & 0xFFFF]++] = src[i];
+    for (std::size_t i = 0; i < n; ++i) dst[hist[(src[i] >> shift) & kMask]++] = src[i];
     std::swap(src, dst);
   }
   if (src != v) std::memcpy(v, src, n * sizeof(std::uint64_t));

@@ -88,8 +88,8 @@ simhash_status simhash_pair_table_keys(const simhash_pair_plan *plan, uint32_t t
 
 /*
  * Bytes of workspace a finder over `rows` fingerprints and tables [table_begin, table_end)
- * needs: 16 per row plus 4 per bucket of a counting sort (at most 2 * rows + 65536
- * buckets). SIMHASH_INVALID_ARGUMENT for a bad range or more than UINT32_MAX rows.
+ * needs: 16 per row plus 4 per bucket of a counting sort (at most 2 per row), so at
+ * most 24 bytes a row. SIMHASH_INVALID_ARGUMENT for a bad range or more than UINT32_MAX rows.
  */
 simhash_status simhash_pair_workspace_bytes(const simhash_pair_plan *plan, size_t rows,
                                             uint32_t table_begin, uint32_t table_end,
@@ -120,7 +120,7 @@ simhash_status simhash_pair_iter_next(simhash_pair_iter *iter, simhash_pair *out
 void simhash_pair_iter_progress(const simhash_pair_iter *iter, uint32_t *table,
                                 double *fraction) SIMHASH_NOEXCEPT;
 
-/* Bytes of workspace simhash_find_duplicate_id() needs for n ids (16 per id + 256 kB). */
+/* Bytes of workspace simhash_find_duplicate_id() needs for n ids (16 per id + 8 kB). */
 size_t simhash_duplicate_id_workspace_bytes(size_t n) SIMHASH_NOEXCEPT;
 
 /*

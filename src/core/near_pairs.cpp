@@ -23,11 +23,12 @@ std::uint64_t choose(int m, int r) {
   return c;
 }
 
-// Keys up to this many bits may be bucketed by a counting sort, when there are not many more
-// buckets than fingerprints (a counting sort pays for every bucket, in time and memory).
+// Keys up to this many bits may be bucketed by a counting sort, when there are at most two
+// buckets per fingerprint (a counting sort pays for every bucket, in time and memory: the
+// workspace stays within 24 bytes a row, however small the input).
 constexpr int kCountingSortBits = 24;
 bool use_counting_sort(int width, std::size_t n) {
-  return width <= kCountingSortBits && (std::size_t{1} << width) <= 2 * n + 65536;
+  return width <= kCountingSortBits && (std::size_t{1} << width) <= 2 * n;
 }
 
 // The radix sort of keys up to 32 bits works on key << 32 | index, kRadixDigit bits a pass.
@@ -129,8 +130,7 @@ PairLayout choose_pair_layout(std::size_t n, int k) {
     const double tables = static_cast<double>(choose(m, r));
     if (tables > 5000) break;
     const double key_bits = 64.0 * r / m;
-    const bool counting =
-        key_bits <= kCountingSortBits && std::pow(2.0, key_bits) <= 2 * dn + 65536;
+    const bool counting = key_bits <= kCountingSortBits && std::pow(2.0, key_bits) <= 2 * dn;
     const double bucketing = counting          ? 4 * dn
                              : key_bits <= 32 ? 3 * dn * std::ceil(key_bits / kRadixDigit)
                                               : 8 * dn * std::log2(dn);

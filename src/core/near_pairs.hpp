@@ -71,7 +71,8 @@ struct NearPair {
 // [table_begin, table_end), a bounded amount of work at a time.
 class NearPairFinder {
  public:
-  // Bytes of workspace needed for n fingerprints and tables [table_begin, table_end).
+  // Bytes of workspace needed for n fingerprints and tables [table_begin, table_end): 16
+  // per row, plus 4 per bucket of a counting sort (at most 2 buckets per row).
   // Throws std::invalid_argument for a bad range or n > UINT32_MAX.
   static std::size_t workspace_bytes(const PairLayout& layout, std::size_t n,
                                      std::uint32_t table_begin, std::uint32_t table_end);
