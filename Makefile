@@ -7,8 +7,11 @@ EXTVERSION = 0.2
 MODULE_big = simhash
 OBJS = \
 	src/pg/simhash_pg.o \
+	src/pg/pairs.o \
 	src/capi/simhash_capi.o \
+	src/capi/pairs_capi.o \
 	src/core/fingerprint.o \
+	src/core/near_pairs.o \
 	src/core/tokenizer.o \
 	src/core/unicode.o
 
@@ -24,6 +27,7 @@ REGRESS = \
 	simhash_text \
 	simhash_usage \
 	simhash_upgrade \
+	simhash_pairs \
 	simhash_catalog
 REGRESS_OPTS = --inputdir=. --outputdir=.
 
@@ -40,4 +44,4 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # PGXS tracks no header dependencies: rebuild every object when a header changes.
-$(OBJS): $(wildcard src/core/*.hpp src/core/*.inc src/capi/*.h)
+$(OBJS): $(wildcard src/core/*.hpp src/core/*.inc src/capi/*.h src/capi/*.hpp src/pg/*.h)
