@@ -25,13 +25,16 @@ std::uint64_t choose(int m, int r) {
 
 // Keys up to this many bits may be bucketed by a counting sort, when there are at most two
 // buckets per fingerprint (a counting sort pays for every bucket, in time and memory: the
-// workspace stays within 24 bytes a row, however small the input).
-constexpr int kCountingSortBits = 24;
+// workspace stays within 24 bytes a row, however small the input). Wider keys take the
+// radix sort: a counting sort scatters into one write position per bucket, and beyond
+// 2^16 buckets (256 kB of counters) those stop fitting in cache: 11M fingerprints into
+// 2^21 buckets took 0.36 s a table, the radix sort's two passes 0.28 s (with the search).
+constexpr int kCountingSortBits = 16;
 bool use_counting_sort(int width, std::size_t n) {
   return width <= kCountingSortBits && (std::size_t{1} << width) <= 2 * n;
 }
 
-// The radix sort of keys up to 32 bits works on key << 32 | index, kRadixDigit bits a pass.
+// The radix sort of keys up to 32 bits works on key << 32 | row, kRadixDigit bits a pass.
 constexpr int kRadixDigit = 11;
 
 void check_k(int k) {
@@ -120,8 +123,8 @@ PairLayout choose_pair_layout(std::size_t n, int k) {
   // Cost of one table, in rough nanoseconds measured with build/bench_pairs: bucketing n
   // keys (a counting sort at ~4 ns a key when the key is narrow enough, a radix sort at
   // ~3 ns per key and 11-bit digit up to 32 bits, else an indirect comparison sort at ~8 ns
-  // per key and level), plus ~1 ns per comparison inside groups of
-  // equal keys, n^2 / 2^key_bits / 2 of them for random fingerprints.
+  // per key and level), plus ~1 ns per comparison inside groups of equal keys,
+  // n^2 / 2^key_bits / 2 of them for random fingerprints.
   int best_r = 1;
   double best_cost = 0;
   const double dn = static_cast<double>(std::max<std::size_t>(n, 2));
@@ -175,9 +178,12 @@ void table_keys(const PairLayout& layout, std::uint32_t t, const std::uint64_t* 
 }
 
 // Workspace: region A (8n bytes), region B (8n bytes), then the counting sort's buckets.
-//   counting:   A = keys (uint32), B = order, C = bucket ends (uint32 per bucket)
-//   radix:      A and B = key << 32 | index, sorted back and forth; order in the other one
-//   comparison: A = keys (uint64), B = order
+// Afterwards the fingerprints in key order (sorted_fps_) and their row numbers (order_) are
+// in A and B, so that groups are compared from contiguous memory.
+//   counting:   A = keys (uint32) and order (uint32), B = fingerprints, C = bucket starts
+//   radix:      A and B = key << 32 | row, sorted back and forth; then the fingerprints are
+//               gathered into the free one and the rows packed down in place in the other
+//   comparison: A = keys (uint64), B = order; then the fingerprints replace the keys
 std::size_t NearPairFinder::workspace_bytes(const PairLayout& layout, std::size_t n,
                                             std::uint32_t table_begin, std::uint32_t table_end) {
   if (table_begin > table_end || table_end > layout.tables) {
@@ -204,12 +210,10 @@ NearPairFinder::NearPairFinder(const PairLayout& layout, const std::uint64_t* fp
       combo_(),
       workspace_(static_cast<unsigned char*>(workspace)),
       workspace_bytes_(workspace_bytes),
-      sort_(Sort::kCounting),
       bucketed_(false),
       order_(nullptr),
-      sorted_keys_(nullptr),
-      bucket_ends_(nullptr),
-      buckets_(0),
+      sorted_fps_(nullptr),
+      key_mask_(0),
       cursor_(0),
       lo_(0),
       hi_(0),
@@ -226,9 +230,8 @@ NearPairFinder::NearPairFinder(const PairLayout& layout, const std::uint64_t* fp
 }
 
 double NearPairFinder::table_fraction() const noexcept {
-  if (!bucketed_) return 0;
-  const std::size_t total = sort_ == Sort::kCounting ? buckets_ : n_;
-  return total == 0 ? 1 : static_cast<double>(cursor_) / static_cast<double>(total);
+  if (!bucketed_ || n_ == 0) return 0;
+  return static_cast<double>(cursor_) / static_cast<double>(n_);
 }
 
 void NearPairFinder::bucket_table() {
@@ -236,26 +239,29 @@ void NearPairFinder::bucket_table() {
   const std::size_t n = n_;
   unsigned char* region_a = workspace_;
   unsigned char* region_b = workspace_ + 8 * n;
+  key_mask_ = 0;
+  for (int s = 0; s < kr.segments; ++s) key_mask_ |= kr.mask[s];
   if (use_counting_sort(kr.width, n)) {
-    sort_ = Sort::kCounting;
     auto* keys = reinterpret_cast<std::uint32_t*>(region_a);
-    order_ = reinterpret_cast<std::uint32_t*>(region_b);
-    auto* ends = reinterpret_cast<std::uint32_t*>(workspace_ + 16 * n);
-    buckets_ = std::size_t{1} << kr.width;
+    order_ = keys + n;
+    sorted_fps_ = reinterpret_cast<std::uint64_t*>(region_b);
+    auto* starts = reinterpret_cast<std::uint32_t*>(workspace_ + 16 * n);
+    const std::size_t buckets = std::size_t{1} << kr.width;
     fill_keys(kr, fps_, n, keys);
-    std::memset(ends, 0, buckets_ * sizeof(std::uint32_t));
-    for (std::size_t i = 0; i < n; ++i) ++ends[keys[i]];
+    std::memset(starts, 0, buckets * sizeof(std::uint32_t));
+    for (std::size_t i = 0; i < n; ++i) ++starts[keys[i]];
     std::uint32_t sum = 0;
-    for (std::size_t b = 0; b < buckets_; ++b) {
-      const std::uint32_t c = ends[b];
-      ends[b] = sum;
+    for (std::size_t b = 0; b < buckets; ++b) {
+      const std::uint32_t c = starts[b];
+      starts[b] = sum;
       sum += c;
     }
-    // Each bucket's start advances to its end as it is filled.
-    for (std::size_t i = 0; i < n; ++i) order_[ends[keys[i]]++] = static_cast<std::uint32_t>(i);
-    bucket_ends_ = ends;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t at = starts[keys[i]]++;
+      order_[at] = static_cast<std::uint32_t>(i);
+      sorted_fps_[at] = fps_[i];
+    }
   } else if (kr.width <= 32) {
-    sort_ = Sort::kRadix;
     auto* src = reinterpret_cast<std::uint64_t*>(region_a);
     auto* dst = reinterpret_cast<std::uint64_t*>(region_b);
     fill_keys(kr, fps_, n, src);
@@ -275,12 +281,19 @@ void NearPairFinder::bucket_table() {
       for (std::size_t i = 0; i < n; ++i) dst[hist[(src[i] >> shift) & kDigitMask]++] = src[i];
       std::swap(src, dst);
     }
-    // dst is free now: it holds the order.
-    order_ = reinterpret_cast<std::uint32_t*>(dst);
-    for (std::size_t i = 0; i < n; ++i) order_[i] = static_cast<std::uint32_t>(src[i]);
-    sorted_keys_ = src;
+    // dst is free: the fingerprints in order go there (random reads: prefetching a few
+    // dozen ahead keeps many cache misses in flight); the rows are packed down in src
+    // (entry i moves from byte 8i to byte 4i, after it has been read).
+    sorted_fps_ = dst;
+    order_ = reinterpret_cast<std::uint32_t*>(src);
+    constexpr std::size_t kAhead = 32;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i + kAhead < n) __builtin_prefetch(fps_ + static_cast<std::uint32_t>(src[i + kAhead]));
+      const std::uint32_t row = static_cast<std::uint32_t>(src[i]);
+      sorted_fps_[i] = fps_[row];
+      order_[i] = row;
+    }
   } else {
-    sort_ = Sort::kComparison;
     auto* keys = reinterpret_cast<std::uint64_t*>(region_a);
     order_ = reinterpret_cast<std::uint32_t*>(region_b);
     fill_keys(kr, fps_, n, keys);
@@ -288,40 +301,20 @@ void NearPairFinder::bucket_table() {
     std::sort(order_, order_ + n, [keys](std::uint32_t a, std::uint32_t b) {
       return keys[a] < keys[b] || (keys[a] == keys[b] && a < b);
     });
-    sorted_keys_ = keys;
+    sorted_fps_ = keys;  // the keys are not needed any more
+    for (std::size_t i = 0; i < n; ++i) sorted_fps_[i] = fps_[order_[i]];
   }
 }
 
 // Moves to the next group of at least two equal keys. Returns false when the search paused
 // (work budget spent) or the table is exhausted (cursor at the end).
 bool NearPairFinder::next_group(std::size_t& work, std::size_t budget) {
-  if (sort_ == Sort::kCounting) {
-    while (cursor_ < buckets_) {
-      if (work >= budget) return false;
-      const std::size_t lo = cursor_ == 0 ? 0 : bucket_ends_[cursor_ - 1];
-      const std::size_t hi = bucket_ends_[cursor_];
-      ++cursor_;
-      ++work;
-      if (hi - lo >= 2) {
-        lo_ = a_ = lo;
-        hi_ = hi;
-        b_ = lo + 1;
-        return true;
-      }
-    }
-    return false;
-  }
   while (cursor_ < n_) {
     if (work >= budget) return false;
     const std::size_t lo = cursor_;
+    const std::uint64_t key = sorted_fps_[lo] & key_mask_;
     std::size_t hi = lo + 1;
-    if (sort_ == Sort::kRadix) {
-      const std::uint64_t key = sorted_keys_[lo] >> 32;
-      while (hi < n_ && (sorted_keys_[hi] >> 32) == key) ++hi;
-    } else {
-      const std::uint64_t key = sorted_keys_[order_[lo]];
-      while (hi < n_ && sorted_keys_[order_[hi]] == key) ++hi;
-    }
+    while (hi < n_ && (sorted_fps_[hi] & key_mask_) == key) ++hi;
     cursor_ = hi;
     work += hi - lo;
     if (hi - lo >= 2) {
@@ -334,13 +327,63 @@ bool NearPairFinder::next_group(std::size_t& work, std::size_t budget) {
   return false;
 }
 
+// Compares the current group's pairs from (a_, b_) on; stops when the output is full or the
+// budget spent. Compiled twice, with and without the POPCNT instruction (the x86-64 baseline
+// lacks it, and a library call per comparison costs more than the comparison), the right
+// one chosen once when the library is loaded.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__POPCNT__) && \
+    !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
+std::size_t NearPairFinder::compare_group(NearPair* out, std::size_t capacity, std::size_t& work,
+                                          std::size_t budget) {
+  const int k = layout_.k;
+  const int m = layout_.blocks;
+  const int r = layout_.agree;
+  std::size_t count = 0;
+  while (a_ + 1 < hi_) {
+    if (count == capacity || work >= budget) return count;
+    const std::uint64_t fa = sorted_fps_[a_];
+    std::size_t end = hi_;
+    if (end - b_ > budget - work) end = b_ + (budget - work);
+    std::size_t b = b_;
+    for (; b < end; ++b) {
+      const std::uint64_t diff = fa ^ sorted_fps_[b];
+      const int d = __builtin_popcountll(diff);
+      if (d > k) continue;
+      // Report only from the first table (in lexicographic order) whose blocks all agree:
+      // the one made of the pair's first r agreeing blocks.
+      bool first = true;
+      int found = 0;
+      for (int blk = 0; blk < m && found < r; ++blk) {
+        if ((diff & layout_.block_masks[blk]) != 0) continue;
+        if (blk != combo_[found]) {
+          first = false;
+          break;
+        }
+        ++found;
+      }
+      if (!first) continue;
+      const std::uint32_t ia = order_[a_], ib = order_[b];
+      out[count++] = NearPair{std::min(ia, ib), std::max(ia, ib), d};
+      if (count == capacity) {
+        ++b;
+        break;
+      }
+    }
+    work += b - b_;
+    b_ = b;
+    if (b_ < hi_) return count;  // paused inside the row: output full or budget spent
+    ++a_;
+    b_ = a_ + 1;
+  }
+  return count;
+}
+
 std::size_t NearPairFinder::next(NearPair* out, std::size_t capacity, std::size_t work_budget) {
   if (capacity > 0 && out == nullptr) throw std::invalid_argument("null output buffer");
   std::size_t count = 0;
   std::size_t work = 0;
-  const int k = layout_.k;
-  const int m = layout_.blocks;
-  const int r = layout_.agree;
   while (!done() && count < capacity && work < work_budget) {
     if (!bucketed_) {
       bucket_table();
@@ -351,51 +394,13 @@ std::size_t NearPairFinder::next(NearPair* out, std::size_t capacity, std::size_
     }
     if (a_ + 1 >= hi_) {  // no group under way
       if (!next_group(work, work_budget)) {
-        const bool exhausted = sort_ == Sort::kCounting ? cursor_ >= buckets_ : cursor_ >= n_;
-        if (!exhausted) break;  // paused
+        if (cursor_ < n_) break;  // paused
         bucketed_ = false;
         if (++table_ < table_end_) table_blocks(layout_, table_, combo_);
         continue;
       }
     }
-    // Compare the group's pairs from (a_, b_) on.
-    while (a_ + 1 < hi_) {
-      if (count == capacity || work >= work_budget) return count;
-      const std::uint32_t ia = order_[a_];
-      const std::uint64_t fa = fps_[ia];
-      std::size_t end = hi_;
-      if (end - b_ > work_budget - work) end = b_ + (work_budget - work);
-      std::size_t b = b_;
-      for (; b < end; ++b) {
-        const std::uint32_t ib = order_[b];
-        const std::uint64_t diff = fa ^ fps_[ib];
-        const int d = hamming(diff, 0);
-        if (d > k) continue;
-        // Report only from the first table (in lexicographic order) whose blocks all agree:
-        // the one made of the pair's first r agreeing blocks.
-        bool first = true;
-        int found = 0;
-        for (int blk = 0; blk < m && found < r; ++blk) {
-          if ((diff & layout_.block_masks[blk]) != 0) continue;
-          if (blk != combo_[found]) {
-            first = false;
-            break;
-          }
-          ++found;
-        }
-        if (!first) continue;
-        out[count++] = NearPair{std::min(ia, ib), std::max(ia, ib), d};
-        if (count == capacity) {
-          ++b;
-          break;
-        }
-      }
-      work += b - b_;
-      b_ = b;
-      if (b_ < hi_) return count;  // paused inside the row: output full or budget spent
-      ++a_;
-      b_ = a_ + 1;
-    }
+    count += compare_group(out + count, capacity - count, work, work_budget);
   }
   return count;
 }

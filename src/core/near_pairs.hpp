@@ -95,10 +95,10 @@ class NearPairFinder {
   double table_fraction() const noexcept;
 
  private:
-  enum class Sort : std::uint8_t { kCounting, kRadix, kComparison };
-
   void bucket_table();
   bool next_group(std::size_t& work, std::size_t budget);
+  std::size_t compare_group(NearPair* out, std::size_t capacity, std::size_t& work,
+                            std::size_t budget);
 
   PairLayout layout_;
   const std::uint64_t* fps_;
@@ -108,15 +108,15 @@ class NearPairFinder {
   int combo_[kMaxAgreeingBlocks];
   unsigned char* workspace_;
   std::size_t workspace_bytes_;
-  // After bucket_table(): order_ lists the fingerprints grouped by key.
-  Sort sort_;
+  // After bucket_table(): the rows grouped by key, as row numbers (order_) and their
+  // fingerprints in the same order (sorted_fps_), so that a group is compared from
+  // contiguous memory; a group is a run of fingerprints equal under key_mask_.
   bool bucketed_;
   std::uint32_t* order_;
-  const std::uint64_t* sorted_keys_;   // radix: key << 32 | index, in order; comparison: keys
-  const std::uint32_t* bucket_ends_;   // counting: end of each bucket in order_
-  std::size_t buckets_;
-  // The walk: next bucket (counting) or position (others) where a group may start, the
-  // current group [lo_, hi_) of order_, and the next pair (a_, b_) to compare in it.
+  std::uint64_t* sorted_fps_;
+  std::uint64_t key_mask_;
+  // The walk: the position where the next group may start, the current group [lo_, hi_)
+  // and the next pair (a_, b_) to compare in it.
   std::size_t cursor_;
   std::size_t lo_, hi_, a_, b_;
 };
