@@ -269,7 +269,8 @@ add_row(PairsRun *run, int64 id, uint64 fp)
 			start_spill(run);
 		else
 		{
-			uint64		cap = Min(Max(run->cap * 2, 1024), run->fit_rows);
+			/* Grow by half (the query's row count is not known in advance). */
+			uint64		cap = Min(Max(run->cap + run->cap / 2, 1024), run->fit_rows);
 
 			if (run->ids == NULL)
 			{
@@ -417,6 +418,13 @@ read_query(PairsRun *run, const char *query)
 	SPI_finish();
 	if (run->spill)
 		flush_spill(run);
+	else if (run->ids && run->cap > run->n)
+	{
+		/* Give back what the growth left unused before the search allocates its own. */
+		run->cap = Max(run->n, 1);
+		run->ids = repalloc_huge(run->ids, run->cap * sizeof(int64));
+		run->fps = repalloc_huge(run->fps, run->cap * sizeof(uint64));
+	}
 }
 
 static void
