@@ -21,10 +21,13 @@ using simhash::capi::guarded;
 
 static_assert(std::is_trivially_copyable_v<PairLayout>, "the plan lives in caller memory");
 static_assert(sizeof(PairLayout) <= sizeof(simhash_pair_plan), "simhash_pair_plan is too small");
-static_assert(alignof(PairLayout) <= alignof(simhash_pair_plan), "simhash_pair_plan is underaligned");
+static_assert(alignof(PairLayout) <= alignof(simhash_pair_plan),
+              "simhash_pair_plan is underaligned");
 static_assert(std::is_trivially_copyable_v<NearPairFinder>, "the finder lives in caller memory");
-static_assert(sizeof(NearPairFinder) <= sizeof(simhash_pair_iter), "simhash_pair_iter is too small");
-static_assert(alignof(NearPairFinder) <= alignof(simhash_pair_iter), "simhash_pair_iter is underaligned");
+static_assert(sizeof(NearPairFinder) <= sizeof(simhash_pair_iter),
+              "simhash_pair_iter is too small");
+static_assert(alignof(NearPairFinder) <= alignof(simhash_pair_iter),
+              "simhash_pair_iter is underaligned");
 static_assert(sizeof(simhash::NearPair) == sizeof(simhash_pair) &&
                   offsetof(simhash::NearPair, j) == offsetof(simhash_pair, j) &&
                   offsetof(simhash::NearPair, distance) == offsetof(simhash_pair, distance),
@@ -103,8 +106,8 @@ simhash_status simhash_pair_plan_init(simhash_pair_plan* plan, std::uint64_t row
   });
 }
 
-void simhash_pair_plan_shape(const simhash_pair_plan* plan, std::uint32_t* tables,
-                             int32_t* blocks, int32_t* agree) noexcept {
+void simhash_pair_plan_shape(const simhash_pair_plan* plan, std::uint32_t* tables, int32_t* blocks,
+                             int32_t* agree) noexcept {
   const PairLayout* l = layout_of(plan);
   if (tables) *tables = l->tables;
   if (blocks) *blocks = l->blocks;
@@ -122,9 +125,8 @@ int32_t simhash_pair_table_key_bits(const simhash_pair_plan* plan, std::uint32_t
 }
 
 simhash_status simhash_pair_table_keys(const simhash_pair_plan* plan, std::uint32_t table,
-                                       const std::uint64_t* fps, std::size_t n,
-                                       std::uint64_t* keys, char* errbuf,
-                                       std::size_t errcap) noexcept {
+                                       const std::uint64_t* fps, std::size_t n, std::uint64_t* keys,
+                                       char* errbuf, std::size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
     require(plan != nullptr && (n == 0 || (fps != nullptr && keys != nullptr)));
     simhash::table_keys(*layout_of(plan), table, fps, n, keys);
@@ -146,8 +148,8 @@ simhash_status simhash_pair_workspace_bytes(const simhash_pair_plan* plan, std::
 simhash_status simhash_pair_iter_begin(simhash_pair_iter* iter, const simhash_pair_plan* plan,
                                        const std::uint64_t* fps, std::size_t rows,
                                        std::uint32_t table_begin, std::uint32_t table_end,
-                                       void* workspace, std::size_t workspace_bytes,
-                                       char* errbuf, std::size_t errcap) noexcept {
+                                       void* workspace, std::size_t workspace_bytes, char* errbuf,
+                                       std::size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
     require(iter != nullptr && plan != nullptr);
     if (reinterpret_cast<std::uintptr_t>(workspace) % 8 != 0) {
@@ -210,7 +212,8 @@ simhash_status simhash_find_duplicate_id(const int64_t* ids, std::size_t n, void
       bool any = false;
       std::int64_t smallest = 0;
       for (std::size_t i = 0; i < n; ++i) {
-        const std::uint64_t off = static_cast<std::uint64_t>(ids[i]) - static_cast<std::uint64_t>(*lo);
+        const std::uint64_t off =
+            static_cast<std::uint64_t>(ids[i]) - static_cast<std::uint64_t>(*lo);
         const std::uint64_t bit = std::uint64_t{1} << (off % 64);
         if (space[off / 64] & bit) {
           if (!any || ids[i] < smallest) smallest = ids[i];
@@ -257,7 +260,8 @@ simhash_status simhash_clusters_unite(std::uint32_t* parent, std::size_t n,
       const std::uint64_t a = row_of ? row_of[pairs[p].i] : pairs[p].i;
       const std::uint64_t b = row_of ? row_of[pairs[p].j] : pairs[p].j;
       if (a >= n || b >= n) throw std::invalid_argument("pair row out of range");
-      simhash::union_find_unite(parent, static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b));
+      simhash::union_find_unite(parent, static_cast<std::uint32_t>(a),
+                                static_cast<std::uint32_t>(b));
     }
     return SIMHASH_OK;
   });

@@ -8,14 +8,13 @@
 // pass over the rows (ClusterRep), so the name never depends on the order of the pairs.
 // Memory: 4 bytes per row, plus a ClusterRep (16 bytes) per cluster of two or more rows.
 #pragma once
-#include "core/no_postgres.hpp"
-
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
 
 #include "core/near_pairs.hpp"
+#include "core/no_postgres.hpp"
 
 namespace simhash {
 
@@ -69,8 +68,8 @@ inline std::size_t label_clusters(std::uint32_t* parent, std::size_t n) noexcept
 inline std::uint32_t cluster_of(const std::uint32_t* labels, std::size_t i) noexcept {
   const std::uint32_t v = labels[i];
   if (v & kClusterFlag) return v & ~kClusterFlag;  // a root
-  if (v == i) return kNoCluster;                    // alone
-  return labels[v] & ~kClusterFlag;                 // a member: v is its root
+  if (v == i) return kNoCluster;                   // alone
+  return labels[v] & ~kClusterFlag;                // a member: v is its root
 }
 
 // A cluster's name (its smallest id) and that row's fingerprint. Same layout as the C

@@ -134,7 +134,7 @@ PairLayout choose_pair_layout(std::size_t n, int k) {
     if (tables > 5000) break;
     const double key_bits = 64.0 * r / m;
     const bool counting = key_bits <= kCountingSortBits && std::pow(2.0, key_bits) <= 2 * dn;
-    const double bucketing = counting          ? 4 * dn
+    const double bucketing = counting         ? 4 * dn
                              : key_bits <= 32 ? 3 * dn * std::ceil(key_bits / kRadixDigit)
                                               : 8 * dn * std::log2(dn);
     const double per_table = bucketing + dn * dn / std::pow(2.0, key_bits) / 2;
@@ -170,8 +170,8 @@ int table_key_bits(const PairLayout& layout, std::uint32_t t) {
   return key_recipe(layout, combo).width;
 }
 
-void table_keys(const PairLayout& layout, std::uint32_t t, const std::uint64_t* fps,
-                std::size_t n, std::uint64_t* keys) {
+void table_keys(const PairLayout& layout, std::uint32_t t, const std::uint64_t* fps, std::size_t n,
+                std::uint64_t* keys) {
   int combo[kMaxAgreeingBlocks];
   table_blocks(layout, t, combo);
   fill_keys(key_recipe(layout, combo), fps, n, keys);
@@ -200,8 +200,8 @@ std::size_t NearPairFinder::workspace_bytes(const PairLayout& layout, std::size_
 }
 
 NearPairFinder::NearPairFinder(const PairLayout& layout, const std::uint64_t* fps, std::size_t n,
-                               std::uint32_t table_begin, std::uint32_t table_end,
-                               void* workspace, std::size_t workspace_bytes)
+                               std::uint32_t table_begin, std::uint32_t table_end, void* workspace,
+                               std::size_t workspace_bytes)
     : layout_(layout),
       fps_(fps),
       n_(n),
@@ -335,8 +335,9 @@ bool NearPairFinder::next_group(std::size_t& work, std::size_t budget) {
     !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("popcnt", "default")))
 #endif
-std::size_t NearPairFinder::compare_group(NearPair* out, std::size_t capacity, std::size_t& work,
-                                          std::size_t budget) {
+std::size_t
+NearPairFinder::compare_group(NearPair* out, std::size_t capacity, std::size_t& work,
+                              std::size_t budget) {
   const int k = layout_.k;
   const int m = layout_.blocks;
   const int r = layout_.agree;

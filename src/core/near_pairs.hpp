@@ -16,11 +16,11 @@
 // than memory one table and one key-space partition at a time (rows with equal keys always
 // land in the same partition, so each pair is still found exactly once).
 #pragma once
-#include "core/no_postgres.hpp"
-
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+
+#include "core/no_postgres.hpp"
 
 namespace simhash {
 
@@ -31,10 +31,10 @@ inline constexpr std::uint32_t kMaxPairTables = 100000;
 
 // How the 64 bits are cut into blocks. Trivially copyable (it lives in C ABI structs).
 struct PairLayout {
-  int k = 0;                          // largest distance reported
-  int agree = 1;                      // r: blocks that must agree
-  int blocks = 1;                     // m = k + r, contiguous bit ranges in ascending order
-  std::uint32_t tables = 1;           // C(m, r)
+  int k = 0;                           // largest distance reported
+  int agree = 1;                       // r: blocks that must agree
+  int blocks = 1;                      // m = k + r, contiguous bit ranges in ascending order
+  std::uint32_t tables = 1;            // C(m, r)
   std::uint64_t block_masks[64] = {};  // bits of each block
 };
 
@@ -56,8 +56,8 @@ int table_key_bits(const PairLayout& layout, std::uint32_t t);
 
 // keys[i] = table t's key of fps[i]: the bits of its blocks packed together, lowest block
 // lowest. Fingerprints with equal keys agree on every block of the table.
-void table_keys(const PairLayout& layout, std::uint32_t t, const std::uint64_t* fps,
-                std::size_t n, std::uint64_t* keys);
+void table_keys(const PairLayout& layout, std::uint32_t t, const std::uint64_t* fps, std::size_t n,
+                std::uint64_t* keys);
 
 // One near pair: row indices i < j and their Hamming distance. Same layout as the C ABI's
 // simhash_pair.

@@ -141,8 +141,8 @@ TEST(Clusters, EqualConnectedComponentsOfTheBruteForceGraph) {
 // The pairs of a finder over tables [t0, t1), drained with the given output capacity and
 // work budget per call; rows are mapped through row_of when given.
 std::vector<Pair> drain(const std::vector<std::uint64_t>& fps, const PairLayout& layout,
-                        std::uint32_t t0, std::uint32_t t1, std::size_t capacity,
-                        std::size_t work, const std::vector<std::size_t>* row_of = nullptr) {
+                        std::uint32_t t0, std::uint32_t t1, std::size_t capacity, std::size_t work,
+                        const std::vector<std::size_t>* row_of = nullptr) {
   const std::size_t bytes = NearPairFinder::workspace_bytes(layout, fps.size(), t0, t1);
   std::vector<std::uint64_t> workspace(bytes / 8 + 1);
   NearPairFinder finder(layout, fps.data(), fps.size(), t0, t1, workspace.data(), bytes);
@@ -347,8 +347,8 @@ TEST(Clusters, RepresentativesAreTheSmallestIdWhateverTheBatches) {
     const auto fps = planted(300, k, rng);
     std::vector<std::int64_t> ids(fps.size());
     for (auto& id : ids) id = static_cast<std::int64_t>(rng());  // negative ones too
-    const auto expected = cluster_ids(ids.data(), fps.data(), fps.size(),
-                                      choose_pair_layout(fps.size(), k));
+    const auto expected =
+        cluster_ids(ids.data(), fps.data(), fps.size(), choose_pair_layout(fps.size(), k));
     std::vector<std::uint32_t> labels(fps.size());
     union_find_init(labels.data(), labels.size());
     for (const auto& [i, j, d] : brute_force(fps, k)) {

@@ -113,7 +113,8 @@ TEST(PairsCapi, PartitionedPairsAndClustersEqualBruteForce) {
     const auto fps = random_with_neighbours(200, k, rng);
     const std::size_t n = fps.size();
     std::vector<std::int64_t> ids(n);
-    for (std::size_t i = 0; i < n; ++i) ids[i] = static_cast<std::int64_t>(rng() % 1000000) * 1000 + static_cast<std::int64_t>(i);
+    for (std::size_t i = 0; i < n; ++i)
+      ids[i] = static_cast<std::int64_t>(rng() % 1000000) * 1000 + static_cast<std::int64_t>(i);
     simhash_pair_plan plan;
     ASSERT_EQ(simhash_pair_plan_init(&plan, n, k, err, sizeof(err)), SIMHASH_OK);
     std::uint32_t tables = 0;
@@ -140,7 +141,8 @@ TEST(PairsCapi, PartitionedPairsAndClustersEqualBruteForce) {
           const int bits = std::min(2, width - used);
           std::map<std::uint64_t, std::vector<std::uint64_t>> parts;
           for (std::uint64_t r : rows) {
-            parts[(keys[r] >> (width - used - bits)) & ((std::uint64_t{1} << bits) - 1)].push_back(r);
+            parts[(keys[r] >> (width - used - bits)) & ((std::uint64_t{1} << bits) - 1)].push_back(
+                r);
           }
           for (auto& [p, sub] : parts) stack.emplace_back(sub, used + bits);
           continue;
@@ -152,9 +154,9 @@ TEST(PairsCapi, PartitionedPairsAndClustersEqualBruteForce) {
             const std::int64_t a = ids[rows[p[x].i]], b = ids[rows[p[x].j]];
             got.emplace_back(std::min(a, b), std::max(a, b), p[x].distance);
           }
-          ASSERT_EQ(simhash_clusters_unite(parent.data(), n, p, count, rows.data(), err,
-                                           sizeof(err)),
-                    SIMHASH_OK);
+          ASSERT_EQ(
+              simhash_clusters_unite(parent.data(), n, p, count, rows.data(), err, sizeof(err)),
+              SIMHASH_OK);
         });
       }
     }
@@ -168,10 +170,10 @@ TEST(PairsCapi, PartitionedPairsAndClustersEqualBruteForce) {
     std::vector<simhash_cluster_rep> reps(clusters);
     for (std::size_t first = 0; first < n; first += 50) {
       const std::size_t count = std::min<std::size_t>(50, n - first);
-      ASSERT_EQ(simhash_clusters_collect(parent.data(), n, first, ids.data() + first,
-                                         fps.data() + first, count, reps.data(), clusters, err,
-                                         sizeof(err)),
-                SIMHASH_OK);
+      ASSERT_EQ(
+          simhash_clusters_collect(parent.data(), n, first, ids.data() + first, fps.data() + first,
+                                   count, reps.data(), clusters, err, sizeof(err)),
+          SIMHASH_OK);
     }
     std::vector<std::uint32_t> of(n);
     ASSERT_EQ(simhash_clusters_lookup(parent.data(), n, 0, n, of.data(), err, sizeof(err)),
@@ -232,12 +234,12 @@ TEST(PairsCapi, InvalidArgumentsAreStatusesWithMessages) {
                                     bytes - 8, err, sizeof(err)),
             SIMHASH_INVALID_ARGUMENT);
   EXPECT_NE(std::string(err).find("workspace too small"), std::string::npos);
-  EXPECT_EQ(simhash_pair_iter_begin(&iter, &plan, fps.data(), 10, 0, tables,
-                                    reinterpret_cast<char*>(space.data()) + 4, bytes, err,
+  EXPECT_EQ(
+      simhash_pair_iter_begin(&iter, &plan, fps.data(), 10, 0, tables,
+                              reinterpret_cast<char*>(space.data()) + 4, bytes, err, sizeof(err)),
+      SIMHASH_INVALID_ARGUMENT);
+  EXPECT_EQ(simhash_pair_iter_begin(&iter, &plan, nullptr, 10, 0, tables, space.data(), bytes, err,
                                     sizeof(err)),
-            SIMHASH_INVALID_ARGUMENT);
-  EXPECT_EQ(simhash_pair_iter_begin(&iter, &plan, nullptr, 10, 0, tables, space.data(), bytes,
-                                    err, sizeof(err)),
             SIMHASH_INVALID_ARGUMENT);
   ASSERT_EQ(simhash_pair_iter_begin(&iter, &plan, fps.data(), 10, 0, tables, space.data(), bytes,
                                     err, sizeof(err)),
@@ -266,9 +268,9 @@ TEST(PairsCapi, InvalidArgumentsAreStatusesWithMessages) {
   std::uint32_t out[2];
   EXPECT_EQ(simhash_clusters_lookup(parent.data(), 4, 3, 2, out, err, sizeof(err)),
             SIMHASH_INVALID_ARGUMENT);
-  EXPECT_EQ(simhash_clusters_init(nullptr, std::size_t{SIMHASH_MAX_CLUSTER_ROWS} + 1, err,
-                                  sizeof(err)),
-            SIMHASH_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      simhash_clusters_init(nullptr, std::size_t{SIMHASH_MAX_CLUSTER_ROWS} + 1, err, sizeof(err)),
+      SIMHASH_INVALID_ARGUMENT);
 }
 
 TEST(PairsCapi, DuplicateIdsDenseAndSparse) {
