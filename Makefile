@@ -12,14 +12,17 @@ OBJS = \
 	src/pg/features.o \
 	src/pg/idf.o \
 	src/pg/options.o \
+	src/pg/pairs.o \
 	src/pg/search.o \
 	src/pg/tsvector.o \
 	src/capi/simhash_capi.o \
 	src/capi/options_capi.o \
+	src/capi/pairs_capi.o \
 	src/capi/search_capi.o \
 	src/core/blocks.o \
 	src/core/fingerprint.o \
 	src/core/locks.o \
+	src/core/near_pairs.o \
 	src/core/text_options.o \
 	src/core/tokenizer.o \
 	src/core/unicode.o \
@@ -43,6 +46,7 @@ REGRESS = \
 	simhash_convert \
 	simhash_search \
 	simhash_dedupe \
+	simhash_pairs \
 	simhash_upgrade \
 	simhash_catalog
 REGRESS_OPTS = --inputdir=. --outputdir=.
@@ -68,4 +72,4 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # PGXS tracks no header dependencies: rebuild every object when a header changes.
-$(OBJS): $(wildcard src/core/*.hpp src/core/*.inc src/capi/*.h)
+$(OBJS): $(wildcard src/core/*.hpp src/core/*.inc src/capi/*.h src/capi/*.hpp src/pg/*.h)

@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     const auto clusters = simhash::cluster_ids(ids.data(), fps.data(), n, layout);
     const double t_clusters = seconds_since(t0);
     std::printf("| %d | %d | %d | %zu | %zu | %.2f | %.2f | %.0fx |\n", k, layout.blocks,
-                layout.agree, layout.combinations.size(), pairs, t_pairs, t_clusters,
+                layout.agree, std::size_t{layout.tables}, pairs, t_pairs, t_clusters,
                 brute / t_pairs);
     std::fflush(stdout);
     (void)clusters;

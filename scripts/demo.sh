@@ -26,7 +26,7 @@ while [[ $# -gt 0 ]]; do
         *) paths+=("$1"); shift ;;
     esac
 done
-[[ ${k} =~ ^[0-9]+$ && ${k} -le 64 ]] || die "--k takes a whole number from 0 to 64"
+[[ ${k} =~ ^[0-9]+$ && ${k} -le 16 ]] || die "--k takes a whole number from 0 to 16 (the range of simhash_clusters)"
 
 root=$(repo_root)
 # Build chatter goes to stderr: stdout is the report.

@@ -12,32 +12,36 @@ SELECT count(*) AS documents,
        pg_size_pretty(sum(octet_length(body))) AS text
 FROM docs;
 
--- Near-duplicate pairs, then groups: each document joins the group of its smallest
--- near neighbour (or its own), a one-step approximation of connected components that
--- simhash_clusters() will replace.
+-- Every near-duplicate pair, and the clusters they join into (connected components,
+-- named by their smallest id), found inside the database by simhash_pairs() and
+-- simhash_clusters().
 CREATE TEMP TABLE near_pairs AS
-SELECT a.id AS id1, b.id AS id2, hamming(a.fp, b.fp) AS distance
-FROM docs a JOIN docs b ON a.id < b.id AND hamming(a.fp, b.fp) <= :k;
+SELECT * FROM simhash_pairs('SELECT id, fp FROM docs', :k);
 
-CREATE TEMP TABLE groups AS
-SELECT d.id, least(d.id, min(p.id1)) AS group_id
-FROM docs d JOIN near_pairs p ON p.id2 = d.id
-GROUP BY d.id
-UNION ALL
-SELECT DISTINCT p.id1, p.id1 FROM near_pairs p
-WHERE NOT EXISTS (SELECT 1 FROM near_pairs q WHERE q.id2 = p.id1);
+CREATE TEMP TABLE clusters AS
+SELECT * FROM simhash_clusters('SELECT id, fp FROM docs', :k);
 
 \echo
 \echo '== Near-duplicate pairs by Hamming distance (k = ' :k ')'
 SELECT distance, count(*) AS pairs FROM near_pairs GROUP BY distance ORDER BY distance;
 
 \echo
-\echo '== The largest near-duplicate groups'
+\echo '== Clusters: what keeping one document per cluster would leave'
+SELECT count(*) AS documents,
+       count(*) FILTER (WHERE c.id IS NULL) AS without_near_duplicate,
+       count(DISTINCT c.cluster_id) AS clusters,
+       count(*) FILTER (WHERE c.id <> c.cluster_id) AS duplicates_to_drop,
+       count(*) - count(*) FILTER (WHERE c.id <> c.cluster_id) AS documents_kept
+FROM docs d LEFT JOIN clusters c ON c.id = d.id
+WHERE d.fp IS NOT NULL;
+
+\echo
+\echo '== The largest clusters (named by their first document; distance to it)'
 SELECT r.name AS representative,
        count(*) AS members,
-       max(hamming(r.fp, d.fp)) AS max_distance,
+       max(c.distance) AS max_distance,
        left(string_agg(d.name, ', ' ORDER BY d.name) FILTER (WHERE d.id <> r.id), 110) AS others
-FROM groups g JOIN docs d ON d.id = g.id JOIN docs r ON r.id = g.group_id
+FROM clusters c JOIN docs d ON d.id = c.id JOIN docs r ON r.id = c.cluster_id
 GROUP BY r.id, r.name
 ORDER BY members DESC, representative
 LIMIT 15;
