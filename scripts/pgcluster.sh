@@ -6,9 +6,6 @@
 #   trap pgcluster_stop EXIT
 #   psql -c 'select 1'          # PGHOST, PGPORT, PGUSER, PGDATABASE point at the cluster
 #
-# PGCLUSTER_SETTINGS, when set, holds extra postgresql.conf lines for the next start (a
-# benchmark's shared_buffers, for instance).
-#
 # Each start makes a fresh temporary directory holding the data directory, the Unix
 # socket (no TCP) and the server log, so runs never collide with each other, with a
 # system PostgreSQL, or with the leftovers of a run that was killed.
