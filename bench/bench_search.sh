@@ -14,11 +14,12 @@
 #
 # Reports, for the layouts simhash_create_index chooses for max_distance 3 and for 8, and
 # the layout of 4 blocks it gives a table deduplicated at distance 3 by simhash_dedupe:
-# build time, index size per row, and p50/p99 latency of simhash_near(fp, q, k) for k = 3, 6, 8 and three kinds of
-# query (planted: q has near duplicates; random: it has none; hot: q sits in the skewed
-# set), each query planned and executed on its own (the time includes planning), one
-# backend, no parallel workers, everything cached (pg_prewarm). Then the same on a table of
-# real-text paragraphs and their edited copies, with pg_trgm's % on a GIN index.
+# build time, index size per row, and p50/p99 latency of simhash_near(fp, q, k) for
+# k = 3, 6, 8 and three kinds of query (planted: q has near duplicates; random: it has
+# none; hot: q sits in the skewed set), each query planned and executed on its own (the
+# time includes planning), one backend, no parallel workers, everything cached
+# (pg_prewarm). Then the same on a table of real-text paragraphs and their edited copies,
+# with pg_trgm's % on a GIN index.
 # Needs the extension installed (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -37,7 +38,7 @@ while [[ $# -gt 0 ]]; do
         --seq-queries) seq_queries=$2; shift 2 ;;
         --text-queries) text_queries=$2; shift 2 ;;
         --no-trgm) trgm=0; shift ;;
-        -h | --help) sed -n '2,22s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h | --help) sed -n '2,23s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done
@@ -144,6 +145,7 @@ for layout in 3 8 3/4; do
     log "layout ${name}: build, then ${queries} queries per kind and k"
     psql -v name="${name}" -v md="${max_distance}" -v blocks="${blocks}" -v nq="${queries}" \
         -v nseq="${seq_queries}" <<'SQL'
+\o /dev/null
 SELECT bench.build(:'name', :md, :blocks);
 SELECT bench.measure(:'name', :nq, :nseq);
 SQL
