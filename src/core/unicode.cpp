@@ -2,6 +2,8 @@
 
 #include <cstddef>
 
+#include "core/utf8.hpp"
+
 namespace simhash::unicode {
 namespace {
 
@@ -59,12 +61,6 @@ constexpr bool is_decomposed_unspaced(char32_t cp) noexcept {
          static_cast<CharClass>(record_of(mark).cls) == CharClass::Mark;
 }
 
-constexpr void encode3(char32_t cp, unsigned char* out) noexcept {
-  out[0] = static_cast<unsigned char>(0xE0 | (cp >> 12));
-  out[1] = static_cast<unsigned char>(0x80 | ((cp >> 6) & 0x3F));
-  out[2] = static_cast<unsigned char>(0x80 | (cp & 0x3F));
-}
-
 constexpr DecomposedTable make_decomposed() noexcept {
   DecomposedTable t{};
   unsigned n = 0;
@@ -77,8 +73,8 @@ constexpr DecomposedTable make_decomposed() noexcept {
       // path (and the count check below fails the build).
       if (n == kMaxDecomposedUnits) return t;
       t.bits[word] |= std::uint64_t{1} << (cp & 63);
-      encode3(kPool[r.map_offset], t.units[n].utf8);
-      encode3(kPool[r.map_offset + 1], t.units[n].utf8 + 3);
+      utf8::encode(kPool[r.map_offset], t.units[n].utf8);
+      utf8::encode(kPool[r.map_offset + 1], t.units[n].utf8 + 3);
       t.units[n].mark_ccc = record_of(kPool[r.map_offset + 1]).ccc;
       ++n;
     }
@@ -92,27 +88,6 @@ constexpr unsigned count_decomposed() noexcept {
   return n;
 }
 static_assert(count_decomposed() <= kMaxDecomposedUnits, "raise kMaxDecomposedUnits");
-
-constexpr unsigned encode(char32_t cp, unsigned char* out) noexcept {
-  if (cp < 0x80) {
-    out[0] = static_cast<unsigned char>(cp);
-    return 1;
-  }
-  if (cp < 0x800) {
-    out[0] = static_cast<unsigned char>(0xC0 | (cp >> 6));
-    out[1] = static_cast<unsigned char>(0x80 | (cp & 0x3F));
-    return 2;
-  }
-  if (cp < 0x10000) {
-    encode3(cp, out);
-    return 3;
-  }
-  out[0] = static_cast<unsigned char>(0xF0 | (cp >> 18));
-  out[1] = static_cast<unsigned char>(0x80 | ((cp >> 12) & 0x3F));
-  out[2] = static_cast<unsigned char>(0x80 | ((cp >> 6) & 0x3F));
-  out[3] = static_cast<unsigned char>(0x80 | (cp & 0x3F));
-  return 4;
-}
 
 constexpr WordAppend word_append_of(char32_t cp) noexcept {
   WordAppend a{};
@@ -135,7 +110,7 @@ constexpr WordAppend word_append_of(char32_t cp) noexcept {
     const Record& c = record_of(seq[i]);
     const auto cls = static_cast<CharClass>(c.cls);
     if (cls != CharClass::Word && cls != CharClass::Mark) return a;
-    len += encode(seq[i], bytes + len);
+    len += utf8::encode(seq[i], bytes + len);
     // as TokenBuffer::append
     if (c.ccc != 0 && last_ccc > c.ccc) reorder = true;
     last_ccc = c.ccc;

@@ -1,9 +1,9 @@
 // Minimal UTF-8 helpers for the tokenizer.
 #pragma once
-#include "core/no_postgres.hpp"
-
 #include <cstddef>
 #include <cstdint>
+
+#include "core/no_postgres.hpp"
 
 namespace simhash::utf8 {
 
@@ -42,7 +42,7 @@ inline char32_t decode(const unsigned char* s, unsigned len) noexcept {
 }
 
 // Writes cp (a valid scalar value) as UTF-8; returns the number of bytes written (1..4).
-inline unsigned encode(char32_t cp, unsigned char* out) noexcept {
+constexpr unsigned encode(char32_t cp, unsigned char* out) noexcept {
   if (cp < 0x80) {
     out[0] = static_cast<unsigned char>(cp);
     return 1;
