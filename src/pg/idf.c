@@ -202,10 +202,7 @@ simhash_tfidf_text(PG_FUNCTION_ARGS)
 
 	data = simhash_text_utf8(body, &len);
 	simhash_text_feed_all(&state, &buffer, data, len);
-	simhash_text_reserve(&state, &buffer, 0);
-	found = simhash_text_finish(&state, cache->entries, cache->size, cache->docs, &fp);
-	if (buffer.data != NULL)
-		pfree(buffer.data);
+	found = simhash_text_finish(&state, &buffer, cache->entries, cache->size, cache->docs, &fp);
 	if (!found)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64((int64) fp);

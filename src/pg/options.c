@@ -138,14 +138,21 @@ simhash_text_reserve(simhash_text_state *state, SimhashFeatureBuffer *buffer, si
 }
 
 bool
-simhash_text_finish(simhash_text_state *state, const simhash_df_entry *df, size_t df_size,
-					int64 docs, uint64 *fingerprint)
+simhash_text_finish(simhash_text_state *state, SimhashFeatureBuffer *buffer,
+					const simhash_df_entry *df, size_t df_size, int64 docs, uint64 *fingerprint)
 {
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 	simhash_status status;
 
+	simhash_text_reserve(state, buffer, 0);
 	status = simhash_text_end(state, df, df_size, docs, fingerprint, NULL, errbuf,
 							  sizeof(errbuf));
+	if (buffer->data != NULL)
+	{
+		pfree(buffer->data);
+		buffer->data = NULL;
+		buffer->capacity = 0;
+	}
 	if (status == SIMHASH_NO_FEATURES)
 		return false;
 	if (status != SIMHASH_OK)
@@ -179,10 +186,7 @@ simhash_text_with_options(PG_FUNCTION_ARGS)
 	simhash_text_start(&state, &options, false, &buffer);
 	data = simhash_text_utf8(body, &len);
 	simhash_text_feed_all(&state, &buffer, data, len);
-	simhash_text_reserve(&state, &buffer, 0);
-	found = simhash_text_finish(&state, NULL, 0, 0, &fp);
-	if (buffer.data != NULL)
-		pfree(buffer.data);
+	found = simhash_text_finish(&state, &buffer, NULL, 0, 0, &fp);
 	if (!found)
 		PG_RETURN_NULL();
 	/* The unsigned fingerprint's bits, reinterpreted as a two's complement bigint. */

@@ -38,18 +38,19 @@ extern void simhash_text_feed_all(simhash_text_state *state, SimhashFeatureBuffe
 
 /*
  * Makes room in the buffer for the end of the text plus `features` more features: call it
- * with 0 before simhash_text_finish() or simhash_text_distinct(), and with len + 2 before
+ * with 0 before simhash_text_distinct() (simhash_text_finish() does it), and with len + 2 before
  * adding a ready-made token of len bytes.
  */
 extern void simhash_text_reserve(simhash_text_state *state, SimhashFeatureBuffer *buffer,
 								 size_t features);
 
 /*
- * Ends the text: true with *fingerprint set, false when it has fewer features than
- * min_features. df/df_size/docs are the document frequencies of the IDF weighting
- * (NULL/0/0 otherwise).
+ * Ends the text and frees the buffer: true with *fingerprint set, false when it has fewer
+ * features than min_features. df/df_size/docs are the document frequencies of the IDF
+ * weighting (NULL/0/0 otherwise).
  */
-extern bool simhash_text_finish(simhash_text_state *state, const simhash_df_entry *df,
-								size_t df_size, int64 docs, uint64 *fingerprint);
+extern bool simhash_text_finish(simhash_text_state *state, SimhashFeatureBuffer *buffer,
+								const simhash_df_entry *df, size_t df_size, int64 docs,
+								uint64 *fingerprint);
 
 #endif							/* SIMHASH_OPTIONS_PG_H */

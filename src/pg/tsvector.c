@@ -148,10 +148,7 @@ simhash_tsvector(PG_FUNCTION_ARGS)
 	}
 	CHECK_FOR_INTERRUPTS();
 
-	simhash_text_reserve(&state, &buffer, 0);
-	found = simhash_text_finish(&state, NULL, 0, 0, &fp);
-	if (buffer.data != NULL)
-		pfree(buffer.data);
+	found = simhash_text_finish(&state, &buffer, NULL, 0, 0, &fp);
 	if (!found)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64((int64) fp);
