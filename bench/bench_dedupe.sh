@@ -113,14 +113,15 @@ for round in $(seq 1 "${rounds}"); do
     done
 done
 
-psql -v k="${k}" <<'SQL'
+psql -v k="${k}" -v rows="${rows}" <<'SQL'
 \pset footer off
 \echo
-\echo '== COPY into a table with a primary key and the block indexes (k =' :k '), median of the rounds'
+\echo '== COPY of' :rows 'rows into a table with a primary key and the block indexes,'
+\echo '   median of the rounds; trigger at distance' :k
 WITH m AS (
     SELECT layout, kind, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) AS s, max(kept) AS kept
     FROM timings GROUP BY layout, kind)
-SELECT layout, kind, round(s::numeric, 1) AS seconds, round((kept / s)::numeric) AS rows_per_s,
+SELECT layout, kind, round(s::numeric, 1) AS seconds, round((:rows / s)::numeric) AS rows_offered_per_s,
        kept AS rows_kept,
        round((s / (SELECT b.s FROM m b WHERE b.layout = m.layout AND b.kind = 'no trigger'))::numeric, 2) AS ratio
 FROM m ORDER BY layout, s;
