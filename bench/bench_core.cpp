@@ -18,6 +18,7 @@
 // it (and the summary says which was used).
 #include <benchmark/benchmark.h>
 #include <openssl/evp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -29,8 +30,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include "core/fingerprint.hpp"
 #include "core/isa.hpp"
@@ -96,8 +95,9 @@ const std::map<std::string, std::vector<std::string>>& corpus_lines() {
           std::size_t end = d.find('\n', start);
           if (end == std::string::npos) end = d.size();
           const std::string line = d.substr(start, end - start);
-          if (std::any_of(line.begin(), line.end(),
-                          [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c < 0; })) {
+          if (std::any_of(line.begin(), line.end(), [](char c) {
+                return std::isalnum(static_cast<unsigned char>(c)) || c < 0;
+              })) {
             v.push_back(line);
           }
           start = end + 1;
@@ -266,19 +266,22 @@ class SummaryReporter : public benchmark::ConsoleReporter {
 
   void PrintSummary() const {
     if (mbps_.empty()) return;
-    std::printf("\nSummary: MB/s (10^6 bytes per second of CPU time; the M/s above are 2^20),"
-                " one thread, %s.\n",
-                repeated_ ? "medians of the repetitions" : "one run each (use "
-                "--benchmark_repetitions=N for medians)");
+    std::printf(
+        "\nSummary: MB/s (10^6 bytes per second of CPU time; the M/s above are 2^20),"
+        " one thread, %s.\n",
+        repeated_ ? "medians of the repetitions"
+                  : "one run each (use "
+                    "--benchmark_repetitions=N for medians)");
     std::printf("Instruction set path: %s (this CPU's best: %s).\n",
                 simhash::detail::isa_name(simhash::detail::active_isa()),
                 simhash::detail::isa_name(simhash::detail::best_isa()));
-    std::printf("default = simhash(text): word trigrams, CJK character trigrams; shingle1/2: "
-                "1 and 2 tokens per feature;\nbigrams: the default with cjk_bigrams; "
-                "tokenize, +hash, +shingle: the default's stages (its 4th is the counters);\n"
-                "md5 lines, lines: MD5 and the default of each line of the documents as a "
-                "text of its own;\nw binary, w log, char tf, c binary: simhash(body, 'word' or "
-                "'char', weighting => 'binary', 'log' or 'tf').\n\n");
+    std::printf(
+        "default = simhash(text): word trigrams, CJK character trigrams; shingle1/2: "
+        "1 and 2 tokens per feature;\nbigrams: the default with cjk_bigrams; "
+        "tokenize, +hash, +shingle: the default's stages (its 4th is the counters);\n"
+        "md5 lines, lines: MD5 and the default of each line of the documents as a "
+        "text of its own;\nw binary, w log, char tf, c binary: simhash(body, 'word' or "
+        "'char', weighting => 'binary', 'log' or 'tf').\n\n");
     std::printf("%-4s", "lang");
     for (const auto& [prefix, title] : kColumns) std::printf(" %9s", title.c_str());
     std::printf(" %12s %12s\n", "default/md5", "lines/md5");

@@ -31,8 +31,9 @@
 // and prints a Markdown report to stdout. With --candidates options the report also
 // compares each candidate with the classic recipe at equal precision: for every k at which
 // the classic recipe calls some pair a near duplicate, its precision P and recall R, and
-// the best recall the candidate reaches at any k with precision >= P. The report depends only on the corpus and the
-// options, not on the number of threads or the machine; progress and timings go to stderr.
+// the best recall the candidate reaches at any k with precision >= P. The report depends only on
+// the corpus and the options, not on the number of threads or the machine; progress and timings go
+// to stderr.
 //
 // Random numbers come from std::mt19937_64, whose output the C++ standard fixes, through our
 // own distributions (the standard's distributions differ between library implementations).
@@ -99,7 +100,7 @@ struct Config {
   int truth_shingle = 3;
   bool truth_chars = false;  // --truth-unit char
   bool options = false;      // --candidates options
-  unsigned threads = 0;  // 0: one per core
+  unsigned threads = 0;      // 0: one per core
 };
 
 // ---------------------------------------------------------------------------------------
@@ -643,8 +644,8 @@ std::vector<Candidate> option_candidates() {
     o.tokenizer = t;
     o.n = n;
     o.weighting = w;
-    const bool is_default = t == TokenizerKind::Word && n == simhash::Options{}.shingle &&
-                            w == Weighting::Tf;
+    const bool is_default =
+        t == TokenizerKind::Word && n == simhash::Options{}.shingle && w == Weighting::Tf;
     std::string name = std::string(simhash::tokenizer_name(t)) + " n=" + std::to_string(n) + " " +
                        simhash::weighting_name(w) + (is_default ? " (default)" : "");
     out.push_back(Candidate{name, Candidate::Text, {}, o, is_default});
@@ -672,7 +673,9 @@ std::vector<Candidate> candidates(const Config& cfg) {
       const bool is_default = shingle == defaults.shingle && bigrams == defaults.cjk_bigrams;
       out.push_back(Candidate{"ours shingle=" + std::to_string(shingle) + " bigrams=" +
                                   (bigrams ? "on" : "off") + (is_default ? " (default)" : ""),
-                              Candidate::Ours, simhash::Options{shingle, bigrams}, {},
+                              Candidate::Ours,
+                              simhash::Options{shingle, bigrams},
+                              {},
                               is_default});
     }
   }
@@ -979,8 +982,8 @@ LanguageResult evaluate_language(const Config& cfg, const std::string& lang,
       if (c == nc) {
         const auto tokens = token_hashes(texts[t]);
         token_counts[t] = tokens.size();
-        shingles[t] = shingle_set(cfg.truth_chars ? char_hashes(texts[t]) : tokens,
-                                  cfg.truth_shingle);
+        shingles[t] =
+            shingle_set(cfg.truth_chars ? char_hashes(texts[t]) : tokens, cfg.truth_shingle);
       } else {
         const simhash::DfTable table = dfs[c].table();
         fps[t * nc + c] = fingerprint_of(cands[c], texts[t], md5, &table);
@@ -1256,7 +1259,8 @@ void print_equal_precision_summary(const std::vector<Candidate>& cands,
       }
       if (!levels.empty()) gain /= static_cast<double>(levels.size());
       const bool all_won = !levels.empty() && wins == levels.size();
-      std::printf(all_won ? " **%zu/%zu, %+.3f** |" : " %zu/%zu, %+.3f |", wins, levels.size(), gain);
+      std::printf(all_won ? " **%zu/%zu, %+.3f** |" : " %zu/%zu, %+.3f |", wins, levels.size(),
+                  gain);
     }
     std::printf("\n");
   }
@@ -1280,17 +1284,17 @@ void print_equal_precision_detail(const std::vector<Candidate>& cands,
     for (std::size_t i = 0; i < full.size(); ++i) {
       const Level& l = full[i];
       const Level& m = limited[i];
-      const std::string within =
-          m.best_k < 0 ? "**no** (none)"
-                       : (m.win() ? "yes" : "**no**") + std::string(" (") +
-                             fmt("%.3f", m.best_recall) + ", k=" + std::to_string(m.best_k) + ")";
+      const std::string within = m.best_k < 0 ? "**no** (none)"
+                                              : (m.win() ? "yes" : "**no**") + std::string(" (") +
+                                                    fmt("%.3f", m.best_recall) +
+                                                    ", k=" + std::to_string(m.best_k) + ")";
       if (l.best_k < 0) {
         std::printf("| %d | %.3f | %.3f | none | - | - | **no** | %s |\n", l.k, l.precision,
                     l.recall, within.c_str());
         continue;
       }
-      std::printf("| %d | %.3f | %.3f | %.3f | %d | %.3f | %s | %s |\n", l.k, l.precision,
-                  l.recall, l.best_recall, l.best_k, at_k(hist[c], l.best_k).precision(),
+      std::printf("| %d | %.3f | %.3f | %.3f | %d | %.3f | %s | %s |\n", l.k, l.precision, l.recall,
+                  l.best_recall, l.best_k, at_k(hist[c], l.best_k).precision(),
                   l.win() ? "yes" : "**no**", within.c_str());
     }
     std::printf("\n");
@@ -1315,8 +1319,7 @@ void print_report(const Config& cfg, const std::string& command,
       "distance of the two 64-bit fingerprints is at most k. P = precision, R = recall, over "
       "all pairs of texts within one language.\n\n",
       cfg.truth_shingle, cfg.truth_chars ? "character" : "token",
-      cfg.truth_chars ? "; here split into characters, white space and punctuation dropped"
-                      : "",
+      cfg.truth_chars ? "; here split into characters, white space and punctuation dropped" : "",
       cfg.threshold);
   std::printf(
       "Parameters: documents per language <= %zu (files sorted by name; fewer than %zu "

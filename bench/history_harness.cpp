@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
         if (end == std::string::npos) end = d.size();
         std::string line = d.substr(start, end - start);
         if (std::any_of(line.begin(), line.end(), [](char c) {
-              return std::isalnum(static_cast<unsigned char>(c)) || static_cast<unsigned char>(c) >= 0x80;
+              return std::isalnum(static_cast<unsigned char>(c)) ||
+                     static_cast<unsigned char>(c) >= 0x80;
             })) {
           bytes += line.size();
           lines.push_back(std::move(line));
@@ -69,7 +70,8 @@ int main(int argc, char** argv) {
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
     for (const auto& d : docs) sink += simhash::fingerprint(d).value_or(0);
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
-    const double seconds = static_cast<double>(t1.tv_sec - t0.tv_sec) + 1e-9 * static_cast<double>(t1.tv_nsec - t0.tv_nsec);
+    const double seconds = static_cast<double>(t1.tv_sec - t0.tv_sec) +
+                           1e-9 * static_cast<double>(t1.tv_nsec - t0.tv_nsec);
     std::printf("%.1f\n", static_cast<double>(bytes) / seconds / 1e6);
   }
   std::fprintf(stderr, "checksum %llx\n", static_cast<unsigned long long>(sink));

@@ -2,8 +2,6 @@
 // guarded(), so no C++ exception ever crosses into C, and a failure becomes a status code
 // plus a message in the caller's buffer.
 #pragma once
-#include "core/no_postgres.hpp"
-
 #include <cstddef>
 #include <cstring>
 #include <exception>
@@ -11,6 +9,7 @@
 #include <stdexcept>
 
 #include "capi/simhash_capi.h"
+#include "core/no_postgres.hpp"
 
 namespace simhash::capi {
 

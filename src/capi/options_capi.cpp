@@ -1,6 +1,4 @@
 // The C ABI of fingerprint options, weights, document frequencies and conversions.
-#include "capi/simhash_options.h"
-
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -10,6 +8,7 @@
 #include <type_traits>
 
 #include "capi/guard.hpp"
+#include "capi/simhash_options.h"
 #include "core/convert.hpp"
 #include "core/text_options.hpp"
 #include "core/weighted.hpp"
@@ -125,8 +124,7 @@ std::size_t simhash_text_feed_limit(const simhash_text_state* state) noexcept {
   return state == nullptr ? 0 : text_of(state)->feed_limit();
 }
 
-std::size_t simhash_text_capacity_for(const simhash_text_state* state,
-                                      std::size_t bytes) noexcept {
+std::size_t simhash_text_capacity_for(const simhash_text_state* state, std::size_t bytes) noexcept {
   return state == nullptr ? 0 : text_of(state)->capacity_for(bytes);
 }
 
@@ -193,8 +191,8 @@ simhash_status simhash_text_end(simhash_text_state* state, const simhash_df_entr
 }
 
 simhash_status simhash_text_distinct(simhash_text_state* state, uint64_t* counts,
-                                     std::size_t counts_cap, std::size_t* distinct,
-                                     char* errbuf, std::size_t errcap) noexcept {
+                                     std::size_t counts_cap, std::size_t* distinct, char* errbuf,
+                                     std::size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
     if (distinct == nullptr || (counts == nullptr && counts_cap != 0)) {
       throw std::invalid_argument("null argument");

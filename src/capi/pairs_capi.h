@@ -42,27 +42,27 @@ extern "C" {
 
 /* A near pair: row numbers i < j (positions in the arrays given) and their distance. */
 typedef struct simhash_pair {
-    uint32_t i;
-    uint32_t j;
-    int32_t distance;
+  uint32_t i;
+  uint32_t j;
+  int32_t distance;
 } simhash_pair;
 
 /* A block layout; fixed size, plain data, copy it freely. */
 #define SIMHASH_PAIR_PLAN_WORDS 72
 typedef struct simhash_pair_plan {
-    uint64_t words[SIMHASH_PAIR_PLAN_WORDS];
+  uint64_t words[SIMHASH_PAIR_PLAN_WORDS];
 } simhash_pair_plan;
 
 /* A finder's state; fixed size, plain data. */
 #define SIMHASH_PAIR_ITER_WORDS 128
 typedef struct simhash_pair_iter {
-    uint64_t words[SIMHASH_PAIR_ITER_WORDS];
+  uint64_t words[SIMHASH_PAIR_ITER_WORDS];
 } simhash_pair_iter;
 
 /* A cluster's representative: its smallest id and that row's fingerprint. */
 typedef struct simhash_cluster_rep {
-    int64_t id;
-    uint64_t fp;
+  int64_t id;
+  uint64_t fp;
 } simhash_cluster_rep;
 
 /*
@@ -70,9 +70,8 @@ typedef struct simhash_cluster_rep {
  * partitions) and pairs within max_distance bits. SIMHASH_INVALID_ARGUMENT when
  * max_distance is outside 0..SIMHASH_MAX_PAIR_DISTANCE.
  */
-simhash_status simhash_pair_plan_init(simhash_pair_plan *plan, uint64_t rows,
-                                      int32_t max_distance, char *errbuf,
-                                      size_t errcap) SIMHASH_NOEXCEPT;
+simhash_status simhash_pair_plan_init(simhash_pair_plan *plan, uint64_t rows, int32_t max_distance,
+                                      char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
 
 /* Number of tables of a plan, blocks the 64 bits are cut into, and blocks that must agree. */
 void simhash_pair_plan_shape(const simhash_pair_plan *plan, uint32_t *tables, int32_t *blocks,
@@ -83,8 +82,8 @@ int32_t simhash_pair_table_key_bits(const simhash_pair_plan *plan, uint32_t tabl
 
 /* keys[i] = table t's key of fps[i] (key_bits wide). */
 simhash_status simhash_pair_table_keys(const simhash_pair_plan *plan, uint32_t table,
-                                       const uint64_t *fps, size_t n, uint64_t *keys,
-                                       char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+                                       const uint64_t *fps, size_t n, uint64_t *keys, char *errbuf,
+                                       size_t errcap) SIMHASH_NOEXCEPT;
 
 /*
  * Bytes of workspace a finder over `rows` fingerprints and tables [table_begin, table_end)
@@ -92,9 +91,8 @@ simhash_status simhash_pair_table_keys(const simhash_pair_plan *plan, uint32_t t
  * most 24 bytes a row. SIMHASH_INVALID_ARGUMENT for a bad range or more than UINT32_MAX rows.
  */
 simhash_status simhash_pair_workspace_bytes(const simhash_pair_plan *plan, size_t rows,
-                                            uint32_t table_begin, uint32_t table_end,
-                                            size_t *bytes, char *errbuf,
-                                            size_t errcap) SIMHASH_NOEXCEPT;
+                                            uint32_t table_begin, uint32_t table_end, size_t *bytes,
+                                            char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
 
 /*
  * Starts a finder over fps[0..rows) and tables [table_begin, table_end). fps and the
@@ -102,18 +100,16 @@ simhash_status simhash_pair_workspace_bytes(const simhash_pair_plan *plan, size_
  */
 simhash_status simhash_pair_iter_begin(simhash_pair_iter *iter, const simhash_pair_plan *plan,
                                        const uint64_t *fps, size_t rows, uint32_t table_begin,
-                                       uint32_t table_end, void *workspace,
-                                       size_t workspace_bytes, char *errbuf,
-                                       size_t errcap) SIMHASH_NOEXCEPT;
+                                       uint32_t table_end, void *workspace, size_t workspace_bytes,
+                                       char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
 
 /*
  * Writes up to `capacity` pairs into out, *count of them, after about `work` units of work
  * at most (a comparison, or the bucketing of one row into a table; bucketing a table is
  * never split). *finished becomes 1 once every pair has been written.
  */
-simhash_status simhash_pair_iter_next(simhash_pair_iter *iter, simhash_pair *out,
-                                      size_t capacity, size_t work, size_t *count,
-                                      int32_t *finished, char *errbuf,
+simhash_status simhash_pair_iter_next(simhash_pair_iter *iter, simhash_pair *out, size_t capacity,
+                                      size_t work, size_t *count, int32_t *finished, char *errbuf,
                                       size_t errcap) SIMHASH_NOEXCEPT;
 
 /* Progress: the table being processed and the fraction of it done (0..1). */
@@ -128,9 +124,8 @@ size_t simhash_duplicate_id_workspace_bytes(size_t n) SIMHASH_NOEXCEPT;
  * smallest such id, or *found = 0. Does not change ids.
  */
 simhash_status simhash_find_duplicate_id(const int64_t *ids, size_t n, void *workspace,
-                                         size_t workspace_bytes, int32_t *found,
-                                         int64_t *duplicate, char *errbuf,
-                                         size_t errcap) SIMHASH_NOEXCEPT;
+                                         size_t workspace_bytes, int32_t *found, int64_t *duplicate,
+                                         char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
 
 /* Every row alone: parent[i] = i. SIMHASH_INVALID_ARGUMENT above SIMHASH_MAX_CLUSTER_ROWS. */
 simhash_status simhash_clusters_init(uint32_t *parent, size_t n, char *errbuf,
@@ -150,12 +145,12 @@ simhash_status simhash_clusters_unite(uint32_t *parent, size_t n, const simhash_
  * number of clusters of two or more rows. Only simhash_clusters_lookup() and
  * simhash_clusters_collect() may use the array afterwards.
  */
-simhash_status simhash_clusters_label(uint32_t *parent, size_t n, size_t *clusters,
-                                      char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+simhash_status simhash_clusters_label(uint32_t *parent, size_t n, size_t *clusters, char *errbuf,
+                                      size_t errcap) SIMHASH_NOEXCEPT;
 
 /* cluster_out[r] = cluster of row first + r (0..clusters-1), or SIMHASH_NO_CLUSTER. */
-simhash_status simhash_clusters_lookup(const uint32_t *labels, size_t n, size_t first,
-                                       size_t count, uint32_t *cluster_out, char *errbuf,
+simhash_status simhash_clusters_lookup(const uint32_t *labels, size_t n, size_t first, size_t count,
+                                       uint32_t *cluster_out, char *errbuf,
                                        size_t errcap) SIMHASH_NOEXCEPT;
 
 /*
@@ -165,8 +160,8 @@ simhash_status simhash_clusters_lookup(const uint32_t *labels, size_t n, size_t 
  */
 simhash_status simhash_clusters_collect(const uint32_t *labels, size_t n, size_t first,
                                         const int64_t *ids, const uint64_t *fps, size_t count,
-                                        simhash_cluster_rep *reps, size_t clusters,
-                                        char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+                                        simhash_cluster_rep *reps, size_t clusters, char *errbuf,
+                                        size_t errcap) SIMHASH_NOEXCEPT;
 
 #ifdef __cplusplus
 }

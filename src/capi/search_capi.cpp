@@ -27,8 +27,8 @@ simhash_status simhash_block_value(std::uint64_t fp, std::int32_t blocks, std::i
 }
 
 simhash_status simhash_block_probe_count(std::int32_t blocks, std::int32_t block,
-                                         std::int32_t radius, std::uint64_t* count,
-                                         char* errbuf, std::size_t errcap) noexcept {
+                                         std::int32_t radius, std::uint64_t* count, char* errbuf,
+                                         std::size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
     if (count == nullptr) throw std::invalid_argument("null argument");
     simhash::check_block(blocks, block);
@@ -39,31 +39,29 @@ simhash_status simhash_block_probe_count(std::int32_t blocks, std::int32_t block
 
 simhash_status simhash_block_probes(std::uint64_t q, std::int32_t blocks, std::int32_t block,
                                     std::int32_t radius, std::uint32_t* out, std::size_t cap,
-                                    std::size_t* count, char* errbuf,
-                                    std::size_t errcap) noexcept {
+                                    std::size_t* count, char* errbuf, std::size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
     if (count == nullptr || (out == nullptr && cap != 0)) {
       throw std::invalid_argument("null argument");
     }
     simhash::check_block(blocks, block);
-    const std::vector<std::uint32_t> values =
-        simhash::probe_values(simhash::block_value(q, blocks, block),
-                              simhash::block_width(blocks, block), radius, cap);
+    const std::vector<std::uint32_t> values = simhash::probe_values(
+        simhash::block_value(q, blocks, block), simhash::block_width(blocks, block), radius, cap);
     *count = values.size();
     std::copy(values.begin(), values.end(), out);
     return SIMHASH_OK;
   });
 }
 
-simhash_status simhash_plan_probes(std::int32_t blocks, std::uint32_t present_mask,
-                                   std::int32_t k, double rows, double candidate_cost,
-                                   simhash_probe_plan* plan, char* errbuf,
-                                   std::size_t errcap) noexcept {
+simhash_status simhash_plan_probes(std::int32_t blocks, std::uint32_t present_mask, std::int32_t k,
+                                   double rows, double candidate_cost, simhash_probe_plan* plan,
+                                   char* errbuf, std::size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
     if (plan == nullptr) throw std::invalid_argument("null argument");
     simhash::check_block(blocks, 0);
     std::vector<bool> present(static_cast<std::size_t>(blocks));
-    for (int i = 0; i < blocks; ++i) present[static_cast<std::size_t>(i)] = (present_mask >> i) & 1U;
+    for (int i = 0; i < blocks; ++i)
+      present[static_cast<std::size_t>(i)] = (present_mask >> i) & 1U;
     if (!(candidate_cost >= 0)) throw std::invalid_argument("candidate cost must be >= 0");
     simhash::ProbeCosts costs;
     costs.candidate = candidate_cost;
@@ -79,9 +77,8 @@ simhash_status simhash_plan_probes(std::int32_t blocks, std::uint32_t present_ma
   });
 }
 
-simhash_status simhash_choose_blocks(std::int32_t max_distance, double rows,
-                                     std::int32_t* blocks, char* errbuf,
-                                     std::size_t errcap) noexcept {
+simhash_status simhash_choose_blocks(std::int32_t max_distance, double rows, std::int32_t* blocks,
+                                     char* errbuf, std::size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
     if (blocks == nullptr) throw std::invalid_argument("null argument");
     *blocks = simhash::choose_blocks(max_distance, rows);

@@ -34,11 +34,11 @@ simhash_status simhash_block_probes(uint64_t q, int32_t blocks, int32_t block, i
 
 /* The cheapest probe radii for distance k (see plan_probes in core/blocks.hpp). */
 typedef struct simhash_probe_plan {
-    int32_t radius[SIMHASH_MAX_BLOCKS]; /* per block, -1: not probed */
-    uint64_t probes;                    /* index descents */
-    double candidates;                  /* expected rows fetched, random fingerprints */
-    double cost;                        /* in units of one index descent */
-    int32_t feasible;                   /* 0: the blocks present cannot cover k */
+  int32_t radius[SIMHASH_MAX_BLOCKS]; /* per block, -1: not probed */
+  uint64_t probes;                    /* index descents */
+  double candidates;                  /* expected rows fetched, random fingerprints */
+  double cost;                        /* in units of one index descent */
+  int32_t feasible;                   /* 0: the blocks present cannot cover k */
 } simhash_probe_plan;
 
 /*
@@ -46,9 +46,9 @@ typedef struct simhash_probe_plan {
  * candidate_cost: what checking one candidate row costs, in index descents (about 1 when
  * the row is read from the table, much less when the index holds the fingerprint).
  */
-simhash_status simhash_plan_probes(int32_t blocks, uint32_t present_mask, int32_t k,
-                                   double rows, double candidate_cost, simhash_probe_plan *plan,
-                                   char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+simhash_status simhash_plan_probes(int32_t blocks, uint32_t present_mask, int32_t k, double rows,
+                                   double candidate_cost, simhash_probe_plan *plan, char *errbuf,
+                                   size_t errcap) SIMHASH_NOEXCEPT;
 
 /* The number of blocks for a layout serving distances up to max_distance on ~rows rows. */
 simhash_status simhash_choose_blocks(int32_t max_distance, double rows, int32_t *blocks,
@@ -61,8 +61,8 @@ simhash_status simhash_choose_blocks(int32_t max_distance, double rows, int32_t 
  * The serialisation keys of fp for writers of near duplicates within k bits (0..16):
  * sorted, distinct, into out[0..cap); *count receives their number.
  */
-simhash_status simhash_lock_keys(uint64_t fp, int32_t k, uint32_t *out, size_t cap,
-                                 size_t *count, char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+simhash_status simhash_lock_keys(uint64_t fp, int32_t k, uint32_t *out, size_t cap, size_t *count,
+                                 char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
 
 #ifdef __cplusplus
 }

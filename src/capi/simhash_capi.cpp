@@ -33,8 +33,8 @@ void simhash_default_options(simhash_options* options) noexcept {
   options->cjk_bigrams = defaults.cjk_bigrams ? 1 : 0;
 }
 
-simhash_status simhash_begin(simhash_state* state, const simhash_options* options,
-                             char* errbuf, std::size_t errcap) noexcept {
+simhash_status simhash_begin(simhash_state* state, const simhash_options* options, char* errbuf,
+                             std::size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
     if (state == nullptr || options == nullptr) throw std::invalid_argument("null argument");
     simhash::Options o;
@@ -45,8 +45,8 @@ simhash_status simhash_begin(simhash_state* state, const simhash_options* option
   });
 }
 
-simhash_status simhash_feed(simhash_state* state, const char* data, std::size_t len,
-                            char* errbuf, std::size_t errcap) noexcept {
+simhash_status simhash_feed(simhash_state* state, const char* data, std::size_t len, char* errbuf,
+                            std::size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
     if (state == nullptr || (data == nullptr && len != 0))
       throw std::invalid_argument("null argument");
@@ -66,6 +66,8 @@ simhash_status simhash_end(simhash_state* state, std::uint64_t* fingerprint, cha
   });
 }
 
-int32_t simhash_hamming(std::uint64_t a, std::uint64_t b) noexcept { return simhash::hamming(a, b); }
+int32_t simhash_hamming(std::uint64_t a, std::uint64_t b) noexcept {
+  return simhash::hamming(a, b);
+}
 
 }  // extern "C"

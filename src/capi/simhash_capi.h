@@ -22,38 +22,38 @@ extern "C" {
 #endif
 
 typedef enum simhash_status {
-    SIMHASH_OK = 0,
-    SIMHASH_NO_FEATURES = 1, /* the text has no token: there is no fingerprint (SQL NULL) */
-    SIMHASH_INVALID_ARGUMENT = 2, /* a caller's mistake: SQLSTATE 22023 */
-    SIMHASH_INTERNAL_ERROR = 3,   /* a bug: SQLSTATE XX000 */
-    SIMHASH_OUT_OF_MEMORY = 4     /* std::bad_alloc: SQLSTATE 53200 */
+  SIMHASH_OK = 0,
+  SIMHASH_NO_FEATURES = 1,      /* the text has no token: there is no fingerprint (SQL NULL) */
+  SIMHASH_INVALID_ARGUMENT = 2, /* a caller's mistake: SQLSTATE 22023 */
+  SIMHASH_INTERNAL_ERROR = 3,   /* a bug: SQLSTATE XX000 */
+  SIMHASH_OUT_OF_MEMORY = 4     /* std::bad_alloc: SQLSTATE 53200 */
 } simhash_status;
 
 typedef struct simhash_options {
-    int32_t shingle;     /* tokens per feature */
-    int32_t cjk_bigrams; /* non-zero: neighbouring characters of unspaced scripts pair up */
+  int32_t shingle;     /* tokens per feature */
+  int32_t cjk_bigrams; /* non-zero: neighbouring characters of unspaced scripts pair up */
 } simhash_options;
 
 /* Room for the core's streaming state; aligned for any scalar. */
 #define SIMHASH_STATE_WORDS 512
 typedef struct simhash_state {
-    uint64_t words[SIMHASH_STATE_WORDS];
+  uint64_t words[SIMHASH_STATE_WORDS];
 } simhash_state;
 
 /* The defaults of simhash(text). */
 void simhash_default_options(simhash_options *options) SIMHASH_NOEXCEPT;
 
 /* Starts a fingerprint of a text in *state. */
-simhash_status simhash_begin(simhash_state *state, const simhash_options *options,
-                             char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+simhash_status simhash_begin(simhash_state *state, const simhash_options *options, char *errbuf,
+                             size_t errcap) SIMHASH_NOEXCEPT;
 
 /* Feeds the next chunk of UTF-8 text; chunks may be cut anywhere. */
-simhash_status simhash_feed(simhash_state *state, const char *data, size_t len,
-                            char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+simhash_status simhash_feed(simhash_state *state, const char *data, size_t len, char *errbuf,
+                            size_t errcap) SIMHASH_NOEXCEPT;
 
 /* Ends the text: SIMHASH_OK with *fingerprint set, or SIMHASH_NO_FEATURES. */
-simhash_status simhash_end(simhash_state *state, uint64_t *fingerprint,
-                           char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+simhash_status simhash_end(simhash_state *state, uint64_t *fingerprint, char *errbuf,
+                           size_t errcap) SIMHASH_NOEXCEPT;
 
 /* Number of differing bits of two fingerprints (0..64). */
 int32_t simhash_hamming(uint64_t a, uint64_t b) SIMHASH_NOEXCEPT;

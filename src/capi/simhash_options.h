@@ -17,23 +17,20 @@
 extern "C" {
 #endif
 
-enum {
-    SIMHASH_TOKENIZER_WORD = 0,
-    SIMHASH_TOKENIZER_CHAR = 1
-};
+enum { SIMHASH_TOKENIZER_WORD = 0, SIMHASH_TOKENIZER_CHAR = 1 };
 
 enum {
-    SIMHASH_WEIGHTING_TF = 0,
-    SIMHASH_WEIGHTING_BINARY = 1,
-    SIMHASH_WEIGHTING_LOG = 2,
-    SIMHASH_WEIGHTING_IDF = 3
+  SIMHASH_WEIGHTING_TF = 0,
+  SIMHASH_WEIGHTING_BINARY = 1,
+  SIMHASH_WEIGHTING_LOG = 2,
+  SIMHASH_WEIGHTING_IDF = 3
 };
 
 typedef struct simhash_text_options {
-    int32_t tokenizer;    /* SIMHASH_TOKENIZER_* */
-    int32_t n;            /* tokens per feature, 1..8; 0: the tokenizer's default */
-    int32_t weighting;    /* SIMHASH_WEIGHTING_* */
-    int32_t min_features; /* fewer features: SIMHASH_NO_FEATURES */
+  int32_t tokenizer;    /* SIMHASH_TOKENIZER_* */
+  int32_t n;            /* tokens per feature, 1..8; 0: the tokenizer's default */
+  int32_t weighting;    /* SIMHASH_WEIGHTING_* */
+  int32_t min_features; /* fewer features: SIMHASH_NO_FEATURES */
 } simhash_text_options;
 
 /* Options from their SQL names; SIMHASH_INVALID_ARGUMENT names the allowed values. */
@@ -47,7 +44,7 @@ simhash_status simhash_parse_weighting(const char *name, size_t len, int32_t all
 /* Room for the streaming state of a fingerprint with options. */
 #define SIMHASH_TEXT_STATE_WORDS 512
 typedef struct simhash_text_state {
-    uint64_t words[SIMHASH_TEXT_STATE_WORDS];
+  uint64_t words[SIMHASH_TEXT_STATE_WORDS];
 } simhash_text_state;
 
 /*
@@ -66,9 +63,8 @@ simhash_status simhash_text_begin(simhash_text_state *state, const simhash_text_
 size_t simhash_text_feed_limit(const simhash_text_state *state) SIMHASH_NOEXCEPT;
 size_t simhash_text_capacity_for(const simhash_text_state *state, size_t bytes) SIMHASH_NOEXCEPT;
 size_t simhash_text_size(const simhash_text_state *state) SIMHASH_NOEXCEPT;
-simhash_status simhash_text_set_buffer(simhash_text_state *state, uint64_t *buffer,
-                                       size_t capacity, char *errbuf,
-                                       size_t errcap) SIMHASH_NOEXCEPT;
+simhash_status simhash_text_set_buffer(simhash_text_state *state, uint64_t *buffer, size_t capacity,
+                                       char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
 
 /* Feeds the next chunk of UTF-8 text (at most the feed limit). */
 simhash_status simhash_text_feed(simhash_text_state *state, const char *data, size_t len,
@@ -83,8 +79,8 @@ simhash_status simhash_text_token(simhash_text_state *state, const char *data, s
  * it occurs in (SQL's bigint df, which must be >= 1).
  */
 typedef struct simhash_df_entry {
-    uint64_t feature;
-    uint64_t df;
+  uint64_t feature;
+  uint64_t df;
 } simhash_df_entry;
 
 /*
@@ -108,14 +104,14 @@ simhash_status simhash_text_end(simhash_text_state *state, const simhash_df_entr
  * unsigned values, in the first *distinct entries of the buffer, with their numbers of
  * occurrences in counts (room for as many entries as the buffer has).
  */
-simhash_status simhash_text_distinct(simhash_text_state *state, uint64_t *counts,
-                                     size_t counts_cap, size_t *distinct, char *errbuf,
+simhash_status simhash_text_distinct(simhash_text_state *state, uint64_t *counts, size_t counts_cap,
+                                     size_t *distinct, char *errbuf,
                                      size_t errcap) SIMHASH_NOEXCEPT;
 
 /* Caller-supplied features with weights. */
 #define SIMHASH_FEATURES_STATE_WORDS 80
 typedef struct simhash_features_state {
-    uint64_t words[SIMHASH_FEATURES_STATE_WORDS];
+  uint64_t words[SIMHASH_FEATURES_STATE_WORDS];
 } simhash_features_state;
 
 /*
@@ -136,9 +132,9 @@ simhash_status simhash_features_end(simhash_features_state *state, int32_t min_f
 
 /* Conversions. */
 typedef enum simhash_parse_result {
-    SIMHASH_PARSE_OK = 0,
-    SIMHASH_PARSE_INVALID = 1,     /* not of the expected form: SQLSTATE 22P02 */
-    SIMHASH_PARSE_OUT_OF_RANGE = 2 /* a number but not an integer in [0, 2^64): 22003 */
+  SIMHASH_PARSE_OK = 0,
+  SIMHASH_PARSE_INVALID = 1,     /* not of the expected form: SQLSTATE 22P02 */
+  SIMHASH_PARSE_OUT_OF_RANGE = 2 /* a number but not an integer in [0, 2^64): 22003 */
 } simhash_parse_result;
 
 /* Writes 16 lower-case hex digits (zero-padded, no NUL). */

@@ -11,13 +11,12 @@
 // totals every 255 groups, before any lane can overflow. About 7 word operations per hash,
 // with no table and no branch but the one per 16 hashes.
 #pragma once
-#include "core/no_postgres.hpp"
-
 #include <array>
 #include <cstddef>
 #include <cstdint>
 
 #include "core/mix.hpp"
+#include "core/no_postgres.hpp"
 
 namespace simhash {
 
@@ -92,8 +91,8 @@ class BitCounter {
     }
     std::uint64_t fp = 0;
     for (unsigned i = 0; i < 64; ++i) {
-      const std::uint64_t sixteens = sixteens_[i] + ((lanes_[i % 8] >> (8 * (i / 8))) & 0xFFU) +
-                                     ((carry16 >> i) & 1);
+      const std::uint64_t sixteens =
+          sixteens_[i] + ((lanes_[i % 8] >> (8 * (i / 8))) & 0xFFU) + ((carry16 >> i) & 1);
       const std::uint64_t ones = 16 * sixteens + 8 * ((plane[3] >> i) & 1) +
                                  4 * ((plane[2] >> i) & 1) + 2 * ((plane[1] >> i) & 1) +
                                  ((plane[0] >> i) & 1);
@@ -148,14 +147,14 @@ class BitCounter {
     }
   }
 
-  std::array<std::uint64_t, kGroup> pending_{};  // hashes not yet in the planes
+  std::array<std::uint64_t, kGroup> pending_{};                 // hashes not yet in the planes
   std::uint64_t ones_ = 0, twos_ = 0, fours_ = 0, eights_ = 0;  // bits 0..3 of every count
   std::array<std::uint64_t, 8> lanes_{};      // sixteens not yet flushed, one byte per bit
   std::array<std::uint64_t, 64> sixteens_{};  // flushed sixteens per bit
   std::uint64_t groups_ = 0;                  // groups of 16 added
   std::uint64_t sum_ = 0;                     // wrapping sum of all hashes, for ties
   std::uint32_t npending_ = 0;
-  std::uint32_t lane_groups_ = 0;             // groups since the lanes were flushed
+  std::uint32_t lane_groups_ = 0;  // groups since the lanes were flushed
 };
 
 }  // namespace simhash

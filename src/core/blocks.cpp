@@ -10,9 +10,8 @@ namespace simhash {
 
 void check_block(int blocks, int i) {
   if (blocks < kMinBlocks || blocks > kMaxBlocks) {
-    throw std::invalid_argument("blocks must be between " + std::to_string(kMinBlocks) +
-                                " and " + std::to_string(kMaxBlocks) + ", got " +
-                                std::to_string(blocks));
+    throw std::invalid_argument("blocks must be between " + std::to_string(kMinBlocks) + " and " +
+                                std::to_string(kMaxBlocks) + ", got " + std::to_string(blocks));
   }
   if (i < 0 || i >= blocks) {
     throw std::invalid_argument("block must be between 0 and " + std::to_string(blocks - 1) +
@@ -44,7 +43,8 @@ void flip_more(std::uint32_t value, int from, int width, int left,
                std::vector<std::uint32_t>& out) {
   out.push_back(value);
   if (left == 0) return;
-  for (int b = from; b < width; ++b) flip_more(value ^ (std::uint32_t{1} << b), b + 1, width, left - 1, out);
+  for (int b = from; b < width; ++b)
+    flip_more(value ^ (std::uint32_t{1} << b), b + 1, width, left - 1, out);
 }
 
 }  // namespace

@@ -13,10 +13,10 @@
 // block i with every value within r_i of the query's block finds the fingerprint. The
 // radii that minimise probes plus candidates are chosen per query by plan_probes().
 #pragma once
-#include "core/no_postgres.hpp"
-
 #include <cstdint>
 #include <vector>
+
+#include "core/no_postgres.hpp"
 
 namespace simhash {
 
@@ -56,11 +56,11 @@ struct ProbeCosts {
 };
 
 struct ProbePlan {
-  std::vector<int> radius;     // per block; -1: not probed
-  std::uint64_t probes = 0;    // index descents
-  double candidates = 0;       // expected rows fetched (random fingerprints)
-  double cost = 0;             // probes * cost.probe + candidates * cost.candidate
-  bool feasible = false;       // false: the blocks cannot cover k (sum of width + 1 <= k)
+  std::vector<int> radius;   // per block; -1: not probed
+  std::uint64_t probes = 0;  // index descents
+  double candidates = 0;     // expected rows fetched (random fingerprints)
+  double cost = 0;           // probes * cost.probe + candidates * cost.candidate
+  bool feasible = false;     // false: the blocks cannot cover k (sum of width + 1 <= k)
 };
 
 // The radii for distance k over the blocks present (present[i] for block i of `blocks`)

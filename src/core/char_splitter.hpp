@@ -8,10 +8,9 @@
 // characters, slide a window of n characters), with our Unicode 15.0 normalization instead
 // of a locale's. Word boundaries disappear, so an n-gram may span two words.
 #pragma once
-#include "core/no_postgres.hpp"
-
 #include <cstddef>
 
+#include "core/no_postgres.hpp"
 #include "core/unicode.hpp"
 #include "core/utf8.hpp"
 
@@ -35,8 +34,8 @@ void for_each_char(const unsigned char* bytes, std::size_t len, F&& f) {
     }
     const unsigned k = utf8::sequence_length(c);
     const unsigned n = k == 0 || i + k > len ? 1 : k;  // defensive: never read past the end
-    const bool mark = n == k && unicode::lookup(utf8::decode(bytes + i, n)).cls ==
-                                    unicode::CharClass::Mark;
+    const bool mark =
+        n == k && unicode::lookup(utf8::decode(bytes + i, n)).cls == unicode::CharClass::Mark;
     if (!mark && i > start) {
       f(bytes + start, i - start);
       start = i;

@@ -5,11 +5,11 @@
 // print the unsigned value. These functions convert between the bits and the unsigned
 // forms; the glue maps their results onto SQL errors.
 #pragma once
-#include "core/no_postgres.hpp"
-
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+
+#include "core/no_postgres.hpp"
 
 namespace simhash {
 

@@ -9,9 +9,8 @@
 // xxHash as static inline functions (token_hash.hpp defines XXH_INLINE_ALL): no xxHash
 // symbol leaves this object file, so another library loaded in the same process cannot
 // clash with ours.
-#include "core/token_hash.hpp"
-
 #include "core/isa.hpp"
+#include "core/token_hash.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define SIMHASH_X86_DISPATCH 1
@@ -135,8 +134,9 @@ unsigned shingle(const std::uint64_t* h, unsigned first, unsigned m, std::uint64
 // The same with AVX-512: combine() of 8 windows at once, one 64-bit lane each (vpmullq is
 // the 64-bit multiply that AVX2 lacks).
 template <unsigned N>
-__attribute__((target("avx512f,avx512dq"))) unsigned shingle_avx512(
-    const std::uint64_t* h, unsigned first, unsigned m, std::uint64_t* out) noexcept {
+__attribute__((target("avx512f,avx512dq"))) unsigned shingle_avx512(const std::uint64_t* h,
+                                                                    unsigned first, unsigned m,
+                                                                    std::uint64_t* out) noexcept {
   const __m512i golden = _mm512_set1_epi64(static_cast<long long>(0x9E3779B97F4A7C15ULL));
   const __m512i mix1 = _mm512_set1_epi64(static_cast<long long>(0xFF51AFD7ED558CCDULL));
   const __m512i mix2 = _mm512_set1_epi64(static_cast<long long>(0xC4CEB9FE1A85EC53ULL));
@@ -186,8 +186,7 @@ __attribute__((target("avx2"))) unsigned shingle_avx2(const std::uint64_t* h, un
   for (; j + 4 <= m; j += 4, k += 4) {
     __m256i acc = _mm256_set1_epi64x(static_cast<long long>(kSeed));
     for (unsigned i = 0; i < N; ++i) {  // combine()
-      const __m256i x =
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + j + 1 - N + i));
+      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + j + 1 - N + i));
       acc = mul64_avx2(_mm256_xor_si256(acc, x), golden, golden_hi);
       acc = _mm256_xor_si256(acc, _mm256_srli_epi64(acc, 32));
     }
@@ -242,10 +241,14 @@ __attribute__((target("avx512f,avx512dq,avx512bw"))) void hash_pending_avx512(
   using namespace xxh3;
   const std::uint64_t seed48 =
       kSeed ^ (std::uint64_t{__builtin_bswap32(static_cast<std::uint32_t>(kSeed))} << 32);
-  const __m512i flip13 = _mm512_set1_epi64(static_cast<long long>((secret32(0) ^ secret32(4)) + kSeed));
-  const __m512i flip48 = _mm512_set1_epi64(static_cast<long long>((secret64(8) ^ secret64(16)) - seed48));
-  const __m512i flip916a = _mm512_set1_epi64(static_cast<long long>((secret64(24) ^ secret64(32)) + kSeed));
-  const __m512i flip916b = _mm512_set1_epi64(static_cast<long long>((secret64(40) ^ secret64(48)) - kSeed));
+  const __m512i flip13 =
+      _mm512_set1_epi64(static_cast<long long>((secret32(0) ^ secret32(4)) + kSeed));
+  const __m512i flip48 =
+      _mm512_set1_epi64(static_cast<long long>((secret64(8) ^ secret64(16)) - seed48));
+  const __m512i flip916a =
+      _mm512_set1_epi64(static_cast<long long>((secret64(24) ^ secret64(32)) + kSeed));
+  const __m512i flip916b =
+      _mm512_set1_epi64(static_cast<long long>((secret64(40) ^ secret64(48)) - kSeed));
   const __m512i prime2 = _mm512_set1_epi64(static_cast<long long>(kPrime64_2));
   const __m512i prime3 = _mm512_set1_epi64(static_cast<long long>(kPrime64_3));
   const __m512i mx1 = _mm512_set1_epi64(static_cast<long long>(kPrimeMx1));
@@ -255,14 +258,15 @@ __attribute__((target("avx512f,avx512dq,avx512bw"))) void hash_pending_avx512(
   const __m512i one = _mm512_set1_epi64(1);
   // byte reversal within each 64-bit lane
   const __m512i bswap = _mm512_set_epi8(
-      56, 57, 58, 59, 60, 61, 62, 63, 48, 49, 50, 51, 52, 53, 54, 55, 40, 41, 42, 43, 44, 45,
-      46, 47, 32, 33, 34, 35, 36, 37, 38, 39, 24, 25, 26, 27, 28, 29, 30, 31, 16, 17, 18, 19,
-      20, 21, 22, 23, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+      56, 57, 58, 59, 60, 61, 62, 63, 48, 49, 50, 51, 52, 53, 54, 55, 40, 41, 42, 43, 44, 45, 46,
+      47, 32, 33, 34, 35, 36, 37, 38, 39, 24, 25, 26, 27, 28, 29, 30, 31, 16, 17, 18, 19, 20, 21,
+      22, 23, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
   // Which entries wait to be hashed: one test of the 64 length bytes (the caller's batch
-  // holds 64; those past m are not part of it). In text that is mostly not ASCII, most groups of 8 have none.
+  // holds 64; those past m are not part of it). In text that is mostly not ASCII, most groups of 8
+  // have none.
   const __m512i all_lengths = _mm512_loadu_si512(lengths);
-  const std::uint64_t waiting =
-      _mm512_test_epi8_mask(all_lengths, all_lengths) & (m == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << m) - 1);
+  const std::uint64_t waiting = _mm512_test_epi8_mask(all_lengths, all_lengths) &
+                                (m == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << m) - 1);
   for (unsigned i = 0; i < m; i += 8) {
     if (((waiting >> i) & 0xFF) == 0) continue;
     const __mmask8 live = static_cast<__mmask8>(m - i >= 8 ? 0xFF : (1U << (m - i)) - 1);
@@ -278,16 +282,17 @@ __attribute__((target("avx512f,avx512dq,avx512bw"))) void hash_pending_avx512(
         _mm512_srlv_epi64(first, _mm512_slli_epi64(_mm512_srli_epi64(len, 1), 3)), byte);
     const __m512i c3 = _mm512_and_si512(
         _mm512_srlv_epi64(first, _mm512_slli_epi64(_mm512_sub_epi64(len, one), 3)), byte);
-    __m512i h = _mm512_or_si512(_mm512_or_si512(_mm512_slli_epi64(c1, 16), _mm512_slli_epi64(c2, 24)),
-                                _mm512_or_si512(c3, _mm512_slli_epi64(len, 8)));
+    __m512i h =
+        _mm512_or_si512(_mm512_or_si512(_mm512_slli_epi64(c1, 16), _mm512_slli_epi64(c2, 24)),
+                        _mm512_or_si512(c3, _mm512_slli_epi64(len, 8)));
     h = _mm512_xor_si512(h, flip13);
     h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 33)), prime2);
     h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 29)), prime3);
     const __m512i h13 = _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
 
     // 4..8 bytes: first and last 4 bytes, then rrmxmx
-    h = _mm512_xor_si512(_mm512_add_epi64(_mm512_srli_epi64(last, 32), _mm512_slli_epi64(first, 32)),
-                         flip48);
+    h = _mm512_xor_si512(
+        _mm512_add_epi64(_mm512_srli_epi64(last, 32), _mm512_slli_epi64(first, 32)), flip48);
     h = _mm512_xor_si512(h, _mm512_xor_si512(_mm512_rol_epi64(h, 49), _mm512_rol_epi64(h, 24)));
     h = _mm512_mullo_epi64(h, mx2);
     h = _mm512_xor_si512(h, _mm512_add_epi64(_mm512_srli_epi64(h, 35), len));
@@ -302,13 +307,14 @@ __attribute__((target("avx512f,avx512dq,avx512bw"))) void hash_pending_avx512(
     const __m512i lh = _mm512_mul_epu32(lo, hi_hi32);
     const __m512i hl = _mm512_mul_epu32(lo_hi32, hi);
     const __m512i hh = _mm512_mul_epu32(lo_hi32, hi_hi32);
-    const __m512i cross = _mm512_add_epi64(
-        _mm512_add_epi64(_mm512_srli_epi64(ll, 32), _mm512_and_si512(lh, low32)),
-        _mm512_and_si512(hl, low32));
-    const __m512i product_lo = _mm512_or_si512(_mm512_slli_epi64(cross, 32), _mm512_and_si512(ll, low32));
-    const __m512i product_hi = _mm512_add_epi64(
-        _mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)),
-        _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(cross, 32)));
+    const __m512i cross =
+        _mm512_add_epi64(_mm512_add_epi64(_mm512_srli_epi64(ll, 32), _mm512_and_si512(lh, low32)),
+                         _mm512_and_si512(hl, low32));
+    const __m512i product_lo =
+        _mm512_or_si512(_mm512_slli_epi64(cross, 32), _mm512_and_si512(ll, low32));
+    const __m512i product_hi =
+        _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)),
+                         _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(cross, 32)));
     h = _mm512_add_epi64(_mm512_add_epi64(len, _mm512_shuffle_epi8(lo, bswap)),
                          _mm512_add_epi64(hi, _mm512_xor_si512(product_lo, product_hi)));
     h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 37)), mx1);

@@ -12,8 +12,6 @@
 // (tokenizer.hpp), the Unicode tables, the seed, the way hashes combine and the tie rule
 // (bit 0 when a counter is exactly zero). Golden-value tests freeze it.
 #pragma once
-#include "core/no_postgres.hpp"
-
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -21,6 +19,7 @@
 
 #include "core/bit_counter.hpp"
 #include "core/mix.hpp"
+#include "core/no_postgres.hpp"
 #include "core/tokenizer.hpp"
 
 namespace simhash {
@@ -32,7 +31,7 @@ inline constexpr int kMaxShingle = 8;
 // "Choosing the defaults"): word trigrams, and for unspaced scripts character trigrams (each
 // character a token, three tokens a feature).
 struct Options {
-  int shingle = 3;  // tokens per feature, 1..kMaxShingle
+  int shingle = 3;           // tokens per feature, 1..kMaxShingle
   bool cjk_bigrams = false;  // true: neighbouring unspaced characters pair up as tokens
 };
 

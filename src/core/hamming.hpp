@@ -1,8 +1,8 @@
 // Hamming distance between two 64-bit fingerprints.
 #pragma once
-#include "core/no_postgres.hpp"
-
 #include <cstdint>
+
+#include "core/no_postgres.hpp"
 
 namespace simhash {
 

@@ -9,10 +9,10 @@
 // only by chance, about C(m, r) * 2^(-64 r / m) per pair. r is the smallest that makes
 // keys of at least kMinKeyBits bits, within kMaxLockKeys keys per fingerprint.
 #pragma once
-#include "core/no_postgres.hpp"
-
 #include <cstdint>
 #include <vector>
+
+#include "core/no_postgres.hpp"
 
 namespace simhash {
 

@@ -1,9 +1,9 @@
 // A 64-bit mixing function (the MurmurHash3 finalizer): every input bit affects every
 // output bit with probability about one half.
 #pragma once
-#include "core/no_postgres.hpp"
-
 #include <cstdint>
+
+#include "core/no_postgres.hpp"
 
 namespace simhash {
 

@@ -19,9 +19,7 @@ const char* tokenizer_name(TokenizerKind t) noexcept {
   return t == TokenizerKind::Char ? "char" : "word";
 }
 
-int default_n(TokenizerKind t) noexcept {
-  return t == TokenizerKind::Char ? 5 : Options{}.shingle;
-}
+int default_n(TokenizerKind t) noexcept { return t == TokenizerKind::Char ? 5 : Options{}.shingle; }
 
 void validate(const TextOptions& options) {
   if (options.tokenizer != TokenizerKind::Word && options.tokenizer != TokenizerKind::Char) {

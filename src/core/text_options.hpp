@@ -14,14 +14,13 @@
 // Everything here is deterministic and part of the on-disk format of fingerprints stored
 // with these options (golden values in test/core/text_options_test.cpp).
 #pragma once
-#include "core/no_postgres.hpp"
-
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
 #include "core/fingerprint.hpp"
+#include "core/no_postgres.hpp"
 #include "core/tokenizer.hpp"
 #include "core/weighted.hpp"
 

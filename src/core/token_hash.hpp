@@ -12,11 +12,11 @@
 // Private to the core's .cpp files: it pulls in xxhash.h with XXH_INLINE_ALL, so no
 // xxHash symbol leaves our objects (another library in the same process cannot clash).
 #pragma once
-#include "core/no_postgres.hpp"
-
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+#include "core/no_postgres.hpp"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>

@@ -32,13 +32,13 @@
 // input, not yet lower-cased (the token is each byte OR 0x20), so the sink can hash them
 // without a copy. Sinks without it get every token through `token()`, lower-cased.
 #pragma once
-#include "core/no_postgres.hpp"
-
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <utility>
+
+#include "core/no_postgres.hpp"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -102,8 +102,8 @@ inline unsigned ascii_word_prefix16(const unsigned char* in, unsigned char* out)
                                       _mm_cmplt_epi8(v, _mm_set1_epi8('z' + 1)));
   const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
                                       _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
-  const unsigned word = static_cast<unsigned>(
-      _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(upper, lower), digit)));
+  const unsigned word =
+      static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(upper, lower), digit)));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
                    _mm_add_epi8(v, _mm_and_si128(upper, _mm_set1_epi8(0x20))));
   return static_cast<unsigned>(__builtin_ctz(~word | 0x10000U));
@@ -146,11 +146,10 @@ inline void classify64(const unsigned char* p, std::uint64_t* word, std::uint64_
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
     // Signed compares after an offset: 'a'..'z' (after OR 0x20) and '0'..'9' land on
     // -128..-103 and -128..-119; every other byte, >= 0x80 included, lands above.
-    const __m128i alpha = _mm_cmplt_epi8(
-        _mm_add_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8(0x1F)),
-        _mm_set1_epi8(-102));
-    const __m128i digit =
-        _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(0x50)), _mm_set1_epi8(-118));
+    const __m128i alpha =
+        _mm_cmplt_epi8(_mm_add_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8(0x1F)),
+                       _mm_set1_epi8(-102));
+    const __m128i digit = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8(0x50)), _mm_set1_epi8(-118));
     w |= std::uint64_t{static_cast<std::uint16_t>(_mm_movemask_epi8(_mm_or_si128(alpha, digit)))}
          << (16 * k);
     h |= std::uint64_t{static_cast<std::uint16_t>(_mm_movemask_epi8(v))} << (16 * k);
@@ -250,7 +249,8 @@ class Tokenizer {
       if (c >= 0xC2 && c < 0xE0 && stop - p >= 2 && utf8::is_continuation(p[1])) {
         const unicode::WordAppend& a =
             unicode::kWordAppend2.of[((char32_t(c & 0x1F) << 6) | (p[1] & 0x3F)) - 0x80];
-        if (a.len != 0 && unit_.len == 0 && run_units_ == 0 && word_.len + a.len <= kMaxTokenBytes) {
+        if (a.len != 0 && unit_.len == 0 && run_units_ == 0 &&
+            word_.len + a.len <= kMaxTokenBytes) {
           std::memcpy(word_.bytes + word_.len, a.utf8, sizeof a.utf8);  // the buffer has room
           word_.len = static_cast<std::uint16_t>(word_.len + a.len);
           if (a.reorder) word_.reorder = true;
@@ -343,8 +343,8 @@ class Tokenizer {
         }
         const auto e = static_cast<unsigned>(__builtin_ctzll(ends));
         ends &= ends - 1;
-        end_of_run(open, base + e, open_high || (high & ((std::uint64_t{1} << e) - 1)) != 0,
-                   end, sink);
+        end_of_run(open, base + e, open_high || (high & ((std::uint64_t{1} << e) - 1)) != 0, end,
+                   sink);
         open = nullptr;
       }
       // Runs that start and end in this block pair up in order. Blocks of pure ASCII (most
@@ -408,7 +408,8 @@ class Tokenizer {
       sink.ascii_token(raw, len);
     } else {
       // Letters and digits: OR 0x20 lowers the letters and keeps the digits.
-      for (std::size_t i = 0; i < len; ++i) word_.bytes[i] = static_cast<unsigned char>(raw[i] | 0x20);
+      for (std::size_t i = 0; i < len; ++i)
+        word_.bytes[i] = static_cast<unsigned char>(raw[i] | 0x20);
       sink.token(word_.bytes, len);
     }
   }
@@ -424,7 +425,8 @@ class Tokenizer {
     if ((p[0] & 0xF0) != 0xE0 || !utf8::is_continuation(p[1]) || !utf8::is_continuation(p[2])) {
       return kOther;
     }
-    const char32_t cp = (char32_t(p[0] & 0x0F) << 12) | (char32_t(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
+    const char32_t cp =
+        (char32_t(p[0] & 0x0F) << 12) | (char32_t(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
     // The tables are empty below U+0800 and on surrogates: overlong forms are kOther.
     if (unicode::simple_unspaced(cp)) return kUnit;
     if (unicode::simple_separator(cp)) return kBreak;
@@ -537,7 +539,8 @@ class Tokenizer {
   const unsigned char* complete_pending(const unsigned char* p, const unsigned char* end,
                                         Sink& sink) noexcept {
     const unsigned need = utf8::sequence_length(pending_[0]);
-    while (pending_len_ < need && p < end && utf8::is_continuation(*p)) pending_[pending_len_++] = *p++;
+    while (pending_len_ < need && p < end && utf8::is_continuation(*p))
+      pending_[pending_len_++] = *p++;
     if (pending_len_ < need) {
       if (p == end) return p;  // still incomplete: wait for more
       pending_len_ = 0;        // broken sequence; *p starts afresh

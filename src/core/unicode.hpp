@@ -2,9 +2,9 @@
 // Character Database (tools/gen_unicode.py -> unicode_data.inc). Fixed at build time, never
 // taken from the system's ICU: an OS upgrade must not change stored fingerprints.
 #pragma once
-#include "core/no_postgres.hpp"
-
 #include <cstdint>
+
+#include "core/no_postgres.hpp"
 
 namespace simhash::unicode {
 

@@ -79,10 +79,10 @@ void prepare_df_table(DfEntry* entries, std::size_t size, std::uint64_t docs) {
                                   " appears more than once");
     }
     if (entries[i].df < 1 || entries[i].df > docs) {
-      throw std::invalid_argument(
-          "document frequencies: df of feature " + feature + " is " +
-          std::to_string(static_cast<std::int64_t>(entries[i].df)) +
-          ", not between 1 and the number of documents (" + std::to_string(docs) + ")");
+      throw std::invalid_argument("document frequencies: df of feature " + feature + " is " +
+                                  std::to_string(static_cast<std::int64_t>(entries[i].df)) +
+                                  ", not between 1 and the number of documents (" +
+                                  std::to_string(docs) + ")");
     }
   }
 }
@@ -120,7 +120,8 @@ void WeightedCounter::add(std::uint64_t hash, std::uint64_t weight, std::uint64_
 
 void WeightedCounter::flush() noexcept {
   for (unsigned k = 0; k < 8; ++k) {
-    for (unsigned j = 0; j < 8; ++j) ones_[8 * k + j] += ((lanes_[k] >> (8 * j)) & 0xFFU) * unit_weight_;
+    for (unsigned j = 0; j < 8; ++j)
+      ones_[8 * k + j] += ((lanes_[k] >> (8 * j)) & 0xFFU) * unit_weight_;
     lanes_[k] = 0;
   }
   total_ += pending_ * unit_weight_;
@@ -178,9 +179,7 @@ void radix_sort(std::uint64_t* a, std::size_t n, int shift) noexcept {
 
 }  // namespace
 
-void sort_features(std::uint64_t* features, std::size_t n) noexcept {
-  radix_sort(features, n, 56);
-}
+void sort_features(std::uint64_t* features, std::size_t n) noexcept { radix_sort(features, n, 56); }
 
 std::optional<std::uint64_t> weighted_fingerprint(std::uint64_t* features, std::size_t n,
                                                   Weighting weighting, const DfTable* df) {

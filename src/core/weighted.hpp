@@ -19,13 +19,13 @@
 // binary and log (so that binary really ignores repetition). With tf this is exactly the
 // default fingerprint (tested).
 #pragma once
-#include "core/no_postgres.hpp"
-
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
+
+#include "core/no_postgres.hpp"
 
 namespace simhash {
 
@@ -155,8 +155,7 @@ void sort_features(std::uint64_t* features, std::size_t n) noexcept;
 // them in place, counts equal neighbours and adds every distinct feature once with its
 // weight. `df` is needed for Weighting::Idf and ignored otherwise. nullopt when n == 0.
 std::optional<std::uint64_t> weighted_fingerprint(std::uint64_t* features, std::size_t n,
-                                                  Weighting weighting,
-                                                  const DfTable* df = nullptr);
+                                                  Weighting weighting, const DfTable* df = nullptr);
 
 // Sorts a document's feature hashes and keeps each once, in ascending (unsigned) order,
 // writing its number of occurrences to counts[i] (room for n). Returns the number of

@@ -30,8 +30,8 @@ TEST(BitCounter, MatchesTheTextbookDefinition) {
   std::mt19937_64 rng(7);
   // sizes around the group of 16, the lane flush interval (255 groups = 4080 hashes) and
   // well past it
-  for (std::size_t n : {1u, 2u, 3u, 15u, 16u, 17u, 31u, 32u, 33u, 254u, 255u, 256u, 4079u,
-                        4080u, 4081u, 8160u, 8161u, 70000u}) {
+  for (std::size_t n : {1u, 2u, 3u, 15u, 16u, 17u, 31u, 32u, 33u, 254u, 255u, 256u, 4079u, 4080u,
+                        4081u, 8160u, 8161u, 70000u}) {
     for (int round = 0; round < 6; ++round) {
       std::vector<std::uint64_t> hashes(n);
       for (auto& h : hashes) {

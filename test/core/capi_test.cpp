@@ -1,10 +1,9 @@
-#include "capi/simhash_capi.h"
-
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
 
+#include "capi/simhash_capi.h"
 #include "core/fingerprint.hpp"
 
 namespace {

@@ -70,8 +70,8 @@ TEST(Convert, Decimal) {
   EXPECT_EQ(parse_unsigned_decimal("007", v), ParseResult::Ok);
   EXPECT_EQ(v, 7u);
   v = 9;
-  for (const char* out : {"18446744073709551616", "99999999999999999999999", "-1", "1.5",
-                          "NaN", "Infinity", "-Infinity", "0.0001"}) {
+  for (const char* out : {"18446744073709551616", "99999999999999999999999", "-1", "1.5", "NaN",
+                          "Infinity", "-Infinity", "0.0001"}) {
     EXPECT_EQ(parse_unsigned_decimal(out, v), ParseResult::OutOfRange) << out;
   }
   for (const char* bad : {"", "-", ".", ".5", "1e5", "12a", " 1", "1 ", "0x10", "1.2.3"}) {

@@ -56,7 +56,8 @@ std::string printable(const std::string& text) {
 // outside it (the fast paths read 8, 16 and 64 bytes at a time near chunk edges).
 class ExactCopy {
  public:
-  explicit ExactCopy(std::string_view s) : bytes_(new char[s.size() == 0 ? 1 : s.size()]), size_(s.size()) {
+  explicit ExactCopy(std::string_view s)
+      : bytes_(new char[s.size() == 0 ? 1 : s.size()]), size_(s.size()) {
     std::memcpy(bytes_.get(), s.data(), s.size());
   }
   const char* data() const { return bytes_.get(); }
@@ -153,7 +154,8 @@ TEST(EquivalenceReference, AgreesWithTheGoldenValues) {
   const Golden golden[] = {
 #include "golden_values.inc"
   };
-  for (const Golden& g : golden) EXPECT_EQ(hex(reference::fingerprint(g.text, 3, false)), hex(g.fp));
+  for (const Golden& g : golden)
+    EXPECT_EQ(hex(reference::fingerprint(g.text, 3, false)), hex(g.fp));
 }
 
 TEST_P(Equivalence, TrickyTexts) {
@@ -167,14 +169,24 @@ TEST_P(Equivalence, TrickyTexts) {
 // blocks and the 128-byte cut, between every kind of neighbour: separators, non-ASCII
 // letters, marks, CJK, invalid bytes, the start and end of the text.
 TEST_P(Equivalence, AsciiWordsOfEveryLengthAndNeighbour) {
-  const std::vector<std::string> neighbours = {
-      "",          " ",    ",",         "\n",          "\xc3\xa9",         "\xcc\x81",
-      "\xe4\xb8\xad", "\xff", "\xc2\xad",  "\xe3\x82\x99", "\xf0\x9f\x98\x80", "\xe4\xb8"};
+  const std::vector<std::string> neighbours = {"",
+                                               " ",
+                                               ",",
+                                               "\n",
+                                               "\xc3\xa9",
+                                               "\xcc\x81",
+                                               "\xe4\xb8\xad",
+                                               "\xff",
+                                               "\xc2\xad",
+                                               "\xe3\x82\x99",
+                                               "\xf0\x9f\x98\x80",
+                                               "\xe4\xb8"};
   std::mt19937_64 rng(2);
   const std::string alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
   std::vector<std::size_t> lengths;
   for (std::size_t len = 1; len <= 34; ++len) lengths.push_back(len);
-  for (std::size_t len : {63, 64, 65, 96, 97, 127, 128, 129, 255, 256, 257, 300}) lengths.push_back(len);
+  for (std::size_t len : {63, 64, 65, 96, 97, 127, 128, 129, 255, 256, 257, 300})
+    lengths.push_back(len);
   for (std::size_t len : lengths) {
     std::string word;
     for (std::size_t i = 0; i < len; ++i) word += alnum[rng() % alnum.size()];
@@ -191,22 +203,24 @@ TEST_P(Equivalence, AsciiWordsOfEveryLengthAndNeighbour) {
 // ideographic space), marks of combining class 0, 1, 7, 8, 220 and 230 (which may attach to
 // an open unit and reorder it), ignorables, ASCII, a Latin letter, invalid bytes.
 TEST_P(Equivalence, UnspacedRunsNextToMarks) {
-  const std::vector<std::string> pieces = {
-      "\xe4\xb8\xad",      // 中 U+4E2D
-      "\xe3\x81\x8b",      // か U+304B
-      "\xe3\x81\x8c",      // が U+304C = か + U+3099 (ccc 8)
-      "\xe3\x81\xb1",      // ぱ U+3071 = は + U+309A (ccc 8)
-      "\xe1\x80\xa6",      // U+1026 = U+1025 + U+102E (ccc 0)
-      "\xe3\x80\x81",      // 、 U+3001
-      "\xe3\x80\x80",      // U+3000 ideographic space
-      "\xe3\x82\x99",      // U+3099 voiced mark, ccc 8
-      "\xcc\xb4",           // U+0334 overlay, ccc 1
-      "\xe0\xa4\xbc",      // U+093C nukta, ccc 7
-      "\xcc\xa3",           // U+0323 dot below, ccc 220
-      "\xcc\x81",           // U+0301 acute, ccc 230
-      "\xe0\xa4\xbe",      // U+093E vowel sign, Mc, ccc 0
-      "\xe2\x80\x8d",      // U+200D zero width joiner, ignorable
-      "a", " ", "\xc3\xa9", "\xff"};
+  const std::vector<std::string> pieces = {"\xe4\xb8\xad",  // 中 U+4E2D
+                                           "\xe3\x81\x8b",  // か U+304B
+                                           "\xe3\x81\x8c",  // が U+304C = か + U+3099 (ccc 8)
+                                           "\xe3\x81\xb1",  // ぱ U+3071 = は + U+309A (ccc 8)
+                                           "\xe1\x80\xa6",  // U+1026 = U+1025 + U+102E (ccc 0)
+                                           "\xe3\x80\x81",  // 、 U+3001
+                                           "\xe3\x80\x80",  // U+3000 ideographic space
+                                           "\xe3\x82\x99",  // U+3099 voiced mark, ccc 8
+                                           "\xcc\xb4",      // U+0334 overlay, ccc 1
+                                           "\xe0\xa4\xbc",  // U+093C nukta, ccc 7
+                                           "\xcc\xa3",      // U+0323 dot below, ccc 220
+                                           "\xcc\x81",      // U+0301 acute, ccc 230
+                                           "\xe0\xa4\xbe",  // U+093E vowel sign, Mc, ccc 0
+                                           "\xe2\x80\x8d",  // U+200D zero width joiner, ignorable
+                                           "a",
+                                           " ",
+                                           "\xc3\xa9",
+                                           "\xff"};
   std::mt19937_64 rng(8);
   for (const std::string& a : pieces) {
     for (const std::string& b : pieces) {
@@ -219,12 +233,34 @@ TEST_P(Equivalence, UnspacedRunsNextToMarks) {
 }
 
 TEST_P(Equivalence, RandomByteSoup) {
-  const std::vector<std::string> pieces = {
-      "a", "Z", "9", " ", ",", "\n", "\xc3\xa9", "\xcc\x81", "\xe4\xb8\xad", "\xe3\x82\x99",
-      "\xf0\x9f\x98\x80", "\xef\xb8\x8f", "\xc2\xad", "\xff", "\x80", "\xe4", "\xe4\xb8",
-      "\xed\xa0\x80", "\xc0\xaf", "\xf4\x90\x80\x80", "\xef\xac\x81", "\xe0\xb8\xb4",
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij", "the ", "Quick ", "brown-fox, ",
-      "\xe3\x81\x8b\xe3\x82\x99", "\xef\xbd\xb6"};
+  const std::vector<std::string> pieces = {"a",
+                                           "Z",
+                                           "9",
+                                           " ",
+                                           ",",
+                                           "\n",
+                                           "\xc3\xa9",
+                                           "\xcc\x81",
+                                           "\xe4\xb8\xad",
+                                           "\xe3\x82\x99",
+                                           "\xf0\x9f\x98\x80",
+                                           "\xef\xb8\x8f",
+                                           "\xc2\xad",
+                                           "\xff",
+                                           "\x80",
+                                           "\xe4",
+                                           "\xe4\xb8",
+                                           "\xed\xa0\x80",
+                                           "\xc0\xaf",
+                                           "\xf4\x90\x80\x80",
+                                           "\xef\xac\x81",
+                                           "\xe0\xb8\xb4",
+                                           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij",
+                                           "the ",
+                                           "Quick ",
+                                           "brown-fox, ",
+                                           "\xe3\x81\x8b\xe3\x82\x99",
+                                           "\xef\xbd\xb6"};
   std::mt19937_64 rng(3);
   for (int round = 0; round < 1500; ++round) {
     std::string text;
@@ -246,11 +282,11 @@ TEST_P(Equivalence, RandomUnicode) {
     char32_t lo, hi;
   };
   const std::vector<Range> ranges = {
-      {0x20, 0x7E},       {0x00, 0x1F},       {0x80, 0x24F},     {0x300, 0x36F},
-      {0x370, 0x52F},     {0x590, 0x6FF},     {0x900, 0xDFF},    {0xE00, 0xEFF},
-      {0x1000, 0x109F},   {0x1100, 0x11FF},   {0x1AB0, 0x1DFF},  {0x1E00, 0x1FFF},
-      {0x2000, 0x2BFF},   {0x3000, 0x30FF},   {0x3100, 0x33FF},  {0x4E00, 0x9FFF},
-      {0xA000, 0xABFF},   {0xAC00, 0xD7A3},   {0xF900, 0xFAFF},  {0xFB00, 0xFDFF},
+      {0x20, 0x7E},       {0x00, 0x1F},       {0x80, 0x24F},      {0x300, 0x36F},
+      {0x370, 0x52F},     {0x590, 0x6FF},     {0x900, 0xDFF},     {0xE00, 0xEFF},
+      {0x1000, 0x109F},   {0x1100, 0x11FF},   {0x1AB0, 0x1DFF},   {0x1E00, 0x1FFF},
+      {0x2000, 0x2BFF},   {0x3000, 0x30FF},   {0x3100, 0x33FF},   {0x4E00, 0x9FFF},
+      {0xA000, 0xABFF},   {0xAC00, 0xD7A3},   {0xF900, 0xFAFF},   {0xFB00, 0xFDFF},
       {0xFE00, 0xFE0F},   {0xFE20, 0xFFEF},   {0x1D400, 0x1D7FF}, {0x1F000, 0x1FAFF},
       {0x20000, 0x2FFFF}, {0xE0000, 0xE01EF}, {0x0, 0x10FFFF}};
   std::mt19937_64 rng(4);
@@ -320,7 +356,8 @@ std::vector<fs::path> sample_files(const fs::path& dir, std::size_t max_files, b
   if (files.size() > max_files) {
     // an even spread over the sorted list
     std::vector<fs::path> spread;
-    for (std::size_t i = 0; i < max_files; ++i) spread.push_back(files[i * files.size() / max_files]);
+    for (std::size_t i = 0; i < max_files; ++i)
+      spread.push_back(files[i * files.size() / max_files]);
     files = spread;
   }
   return files;

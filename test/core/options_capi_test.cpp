@@ -1,5 +1,3 @@
-#include "capi/simhash_options.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "capi/simhash_options.h"
 #include "core/fingerprint.hpp"
 
 namespace {
@@ -55,7 +54,8 @@ TEST(OptionsCApi, ParseNames) {
   EXPECT_EQ(simhash_parse_weighting("idf", 3, 0, &v, err, sizeof err), SIMHASH_INVALID_ARGUMENT);
   EXPECT_EQ(simhash_parse_weighting("idf", 3, 1, &v, err, sizeof err), SIMHASH_OK);
   EXPECT_EQ(v, SIMHASH_WEIGHTING_IDF);
-  EXPECT_EQ(simhash_parse_weighting("tf", 2, 0, nullptr, err, sizeof err), SIMHASH_INVALID_ARGUMENT);
+  EXPECT_EQ(simhash_parse_weighting("tf", 2, 0, nullptr, err, sizeof err),
+            SIMHASH_INVALID_ARGUMENT);
 }
 
 TEST(OptionsCApi, DefaultsEqualTheDefaultFingerprint) {
@@ -175,8 +175,7 @@ TEST(OptionsCApi, FeaturesAndWeights) {
   EXPECT_EQ(simhash_features_end(&st, 4, &fp, err, sizeof err), SIMHASH_NO_FEATURES);
   EXPECT_EQ(simhash_features_end(&st, 0, &fp, err, sizeof err), SIMHASH_INVALID_ARGUMENT);
   EXPECT_EQ(simhash_features_add(&st, "x", 1, 5.0, err, sizeof err), SIMHASH_INVALID_ARGUMENT);
-  EXPECT_EQ(simhash_features_add(nullptr, "x", 1, 1.0, err, sizeof err),
-            SIMHASH_INVALID_ARGUMENT);
+  EXPECT_EQ(simhash_features_add(nullptr, "x", 1, 1.0, err, sizeof err), SIMHASH_INVALID_ARGUMENT);
 }
 
 TEST(OptionsCApi, Conversions) {

@@ -130,8 +130,8 @@ struct Piece {
 // Tokens of a text, following the rules stated in tokenizer.hpp.
 inline std::vector<std::string> tokens(std::string_view text, bool bigrams) {
   std::vector<std::string> out;
-  Piece word;                // the open word of a spaced script
-  Piece unit;                // the open unit (character + marks) of an unspaced run
+  Piece word;                    // the open word of a spaced script
+  Piece unit;                    // the open unit (character + marks) of an unspaced run
   std::vector<std::string> run;  // the completed units of the current unspaced run
 
   auto end_word = [&] {

@@ -45,12 +45,14 @@ inline std::vector<std::string> tricky_texts() {
       "",
       "   \t\n  ",
       "Hello, World! hello world",
-      "Stra\xc3\x9f" "e STRASSE stra\xc3\x9f" "e",                      // ß
-      "caf\xc3\xa9 cafe\xcc\x81",                                       // precomposed / combining
+      "Stra\xc3\x9f"
+      "e STRASSE stra\xc3\x9f"
+      "e",                                                                // ß
+      "caf\xc3\xa9 cafe\xcc\x81",                                         // precomposed / combining
       "\xef\xbc\xa6\xef\xbd\x89\xef\xbd\x8c\xef\xbd\x85 \xef\xac\x81le",  // fullwidth, ligature
       "\xe4\xb8\xad\xe6\x96\x87\xe6\xb5\x8b\xe8\xaf\x95 and English \xe4\xb8\xad",  // 中文测试 … 中
       "\xe3\x81\x8c\xe3\x81\x8b\xe3\x82\x99 \xe3\x83\x86\xe3\x82\xb9\xe3\x83\x88\xe3\x83\xbc",
-      "\xe0\xb8\xaa\xe0\xb8\xa7\xe0\xb8\xb1\xe0\xb8\xaa\xe0\xb8\x94\xe0\xb8\xb5",  // Thai
+      "\xe0\xb8\xaa\xe0\xb8\xa7\xe0\xb8\xb1\xe0\xb8\xaa\xe0\xb8\x94\xe0\xb8\xb5",      // Thai
       "\xf0\x9f\x98\x80\xf0\x9f\x91\x8d\xf0\x9f\x8f\xbd ok \xe2\x9d\xa4\xef\xb8\x8f",  // emoji
       "soft\xc2\xadhyphen zero\xe2\x80\x8bwidth",
       "a\xcc\xa3\xcc\x81 a\xcc\x81\xcc\xa3",  // marks out of canonical order
@@ -62,7 +64,8 @@ inline std::vector<std::string> tricky_texts() {
       [] {
         std::string t;
         for (int n = 1; n <= 140; ++n) {
-          for (int i = 0; i < n; ++i) t += static_cast<char>((i % 3 == 0 ? 'A' : 'a') + (n + i) % 26);
+          for (int i = 0; i < n; ++i)
+            t += static_cast<char>((i % 3 == 0 ? 'A' : 'a') + (n + i) % 26);
           t += n % 5 == 0 ? "\xc3\xa9" : n % 7 == 0 ? "9," : " ";
         }
         return t;

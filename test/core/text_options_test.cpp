@@ -29,7 +29,7 @@ struct Result {
 };
 
 Result run(std::string_view text, const TextOptions& o, std::size_t max_chunk = SIZE_MAX,
-        const DfTable* df = nullptr, bool collect = false) {
+           const DfTable* df = nullptr, bool collect = false) {
   Result r;
   TextFingerprinter f(o, collect);
   if (f.needs_buffer()) {
@@ -111,8 +111,8 @@ TEST(TextOptions, CollectingPathOnRealisticText) {
   // Long enough for many repeated features and counters far from ties.
   std::string text;
   std::mt19937_64 rng(4);
-  const char* words[] = {"the", "software", "license", "free", "copy", "中", "文", "Straße",
-                         "café", "of", "and", "to", "permission", "notice"};
+  const char* words[] = {"the",    "software", "license", "free", "copy", "中",         "文",
+                         "Straße", "café",     "of",      "and",  "to",   "permission", "notice"};
   for (int i = 0; i < 3000; ++i) {
     text += words[rng() % std::size(words)];
     text += rng() % 5 ? " " : ", ";
@@ -186,7 +186,8 @@ TEST(CharSplitter, Characters) {
   EXPECT_EQ(split("cafe\xcc\x81x"), (std::vector<std::string>{"c", "a", "f", "e\xcc\x81", "x"}));
   EXPECT_EQ(split("\xe0\xa4\x95\xe0\xa4\xbf\xe0\xa4\xa4"),  // कित
             (std::vector<std::string>{"\xe0\xa4\x95\xe0\xa4\xbf", "\xe0\xa4\xa4"}));
-  EXPECT_EQ(split("\xe4\xb8\xad\xe6\x96\x87"), (std::vector<std::string>{"\xe4\xb8\xad", "\xe6\x96\x87"}));
+  EXPECT_EQ(split("\xe4\xb8\xad\xe6\x96\x87"),
+            (std::vector<std::string>{"\xe4\xb8\xad", "\xe6\x96\x87"}));
   // a token that starts with marks (a long word cut inside them)
   EXPECT_EQ(split("\xcc\x81\xcc\x81z"), (std::vector<std::string>{"\xcc\x81\xcc\x81", "z"}));
 }
@@ -289,8 +290,8 @@ TEST(TextOptions, DistinctFeatures) {
   counts.resize(buf.size());
   ASSERT_EQ(f.distinct(counts.data(), counts.size()), 3u);
   EXPECT_EQ(f.features(), 6u);
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> got, want = {
-      {hash_bytes("a", 1), 2}, {hash_bytes("b", 1), 3}, {hash_bytes("c", 1), 1}};
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> got,
+      want = {{hash_bytes("a", 1), 2}, {hash_bytes("b", 1), 3}, {hash_bytes("c", 1), 1}};
   for (int i = 0; i < 3; ++i) got.emplace_back(buf[i], counts[i]);
   std::sort(want.begin(), want.end());
   EXPECT_EQ(got, want);
@@ -336,7 +337,8 @@ TEST(TextOptions, FeatureBoundHolds) {
   // The bound behind feed_limit(): no code point normalizes to more than
   // kMaxFeaturesPerByte code points.
   unsigned longest = 0;
-  for (char32_t cp = 0; cp <= 0x10FFFF; ++cp) longest = std::max<unsigned>(longest, unicode::lookup(cp).map_len);
+  for (char32_t cp = 0; cp <= 0x10FFFF; ++cp)
+    longest = std::max<unsigned>(longest, unicode::lookup(cp).map_len);
   EXPECT_LE(longest, kMaxFeaturesPerByte);
   EXPECT_EQ(longest, 18u);  // U+FDFA
   // Texts that expand the most, fed at exactly the limit with an exactly sized buffer: the
@@ -358,7 +360,8 @@ TEST(TextOptions, FeatureBoundHolds) {
           const std::size_t want = std::min<std::size_t>(text->size() - done, 1 + rng() % 40);
           if (f.feed_limit() < want) {
             std::vector<std::uint64_t> bigger(f.capacity_for(want));
-            std::copy(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(f.size()), bigger.begin());
+            std::copy(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(f.size()),
+                      bigger.begin());
             buf.swap(bigger);
             f.set_buffer(buf.data(), buf.size());  // exactly the capacity asked for
           }

@@ -25,10 +25,12 @@ TEST(Tokenizer, NothingToTokenize) {
 
 TEST(Tokenizer, CaseFoldingIsFullAndLocaleIndependent) {
   // ß folds to ss; dotted capital I folds to i + combining dot above.
-  EXPECT_EQ(tokenize("Stra\xc3\x9f" "e STRASSE"), (V{"strasse", "strasse"}));
+  EXPECT_EQ(tokenize("Stra\xc3\x9f"
+                     "e STRASSE"),
+            (V{"strasse", "strasse"}));
   EXPECT_EQ(tokenize("\xc4\xb0stanbul"), (V{"i\xcc\x87stanbul"}));
   EXPECT_EQ(tokenize("\xd0\x96\xd0\x98\xd0\x97\xd0\x9d\xd0\xac"),  // ЖИЗНЬ
-            (V{"\xd0\xb6\xd0\xb8\xd0\xb7\xd0\xbd\xd1\x8c"}));        // жизнь
+            (V{"\xd0\xb6\xd0\xb8\xd0\xb7\xd0\xbd\xd1\x8c"}));      // жизнь
 }
 
 TEST(Tokenizer, PrecomposedAndCombiningAccentsAgree) {
@@ -57,8 +59,9 @@ TEST(Tokenizer, IgnorablesDoNotSplitWords) {
 
 TEST(Tokenizer, ChineseBecomesCharacterBigrams) {
   // 中文测试 -> 中文 文测 测试
-  EXPECT_EQ(tokenize("\xe4\xb8\xad\xe6\x96\x87\xe6\xb5\x8b\xe8\xaf\x95"),
-            (V{"\xe4\xb8\xad\xe6\x96\x87", "\xe6\x96\x87\xe6\xb5\x8b", "\xe6\xb5\x8b\xe8\xaf\x95"}));
+  EXPECT_EQ(
+      tokenize("\xe4\xb8\xad\xe6\x96\x87\xe6\xb5\x8b\xe8\xaf\x95"),
+      (V{"\xe4\xb8\xad\xe6\x96\x87", "\xe6\x96\x87\xe6\xb5\x8b", "\xe6\xb5\x8b\xe8\xaf\x95"}));
   // a run of one character is a token by itself; Latin words interrupt runs
   EXPECT_EQ(tokenize("\xe4\xb8\xad abc\xe6\x96\x87"), (V{"\xe4\xb8\xad", "abc", "\xe6\x96\x87"}));
   EXPECT_EQ(tokenize("\xe4\xb8\xad\xe6\x96\x87", false), (V{"\xe4\xb8\xad", "\xe6\x96\x87"}));
@@ -79,11 +82,19 @@ TEST(Tokenizer, EmojiAreUnitsAndVariationSelectorsVanish) {
 }
 
 TEST(Tokenizer, InvalidUtf8SeparatesTokens) {
-  EXPECT_EQ(tokenize("ab\xff" "cd"), (V{"ab", "cd"}));
-  EXPECT_EQ(tokenize("ab\xe4\xb8" "cd"), (V{"ab", "cd"}));      // truncated sequence
-  EXPECT_EQ(tokenize("ab\xed\xa0\x80" "cd"), (V{"ab", "cd"}));  // surrogate
-  EXPECT_EQ(tokenize("ab\xc0\xaf" "cd"), (V{"ab", "cd"}));      // overlong
-  EXPECT_EQ(tokenize("ab\xe4\xb8"), (V{"ab"}));                 // truncated at the end
+  EXPECT_EQ(tokenize("ab\xff"
+                     "cd"),
+            (V{"ab", "cd"}));
+  EXPECT_EQ(tokenize("ab\xe4\xb8"
+                     "cd"),
+            (V{"ab", "cd"}));  // truncated sequence
+  EXPECT_EQ(tokenize("ab\xed\xa0\x80"
+                     "cd"),
+            (V{"ab", "cd"}));  // surrogate
+  EXPECT_EQ(tokenize("ab\xc0\xaf"
+                     "cd"),
+            (V{"ab", "cd"}));                    // overlong
+  EXPECT_EQ(tokenize("ab\xe4\xb8"), (V{"ab"}));  // truncated at the end
 }
 
 TEST(Tokenizer, LongWordsAreCut) {
@@ -120,11 +131,29 @@ namespace {
 // read or write out of bounds (the ASan build runs this too), every token must be valid
 // UTF-8 within the size limit, and chunking must not change the tokens.
 TEST(Tokenizer, RandomBytesAreSafeAndChunkingInvariant) {
-  const std::vector<std::string> pieces = {
-      "a", "Z", "9", " ", ",", "\n", "\xc3\xa9", "\xcc\x81", "\xe4\xb8\xad", "\xe3\x82\x99",
-      "\xf0\x9f\x98\x80", "\xef\xb8\x8f", "\xc2\xad", "\xff", "\x80", "\xe4", "\xe4\xb8",
-      "\xed\xa0\x80", "\xc0\xaf", "\xf4\x90\x80\x80", "\xef\xac\x81", "\xe0\xb8\xb4",
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij"};
+  const std::vector<std::string> pieces = {"a",
+                                           "Z",
+                                           "9",
+                                           " ",
+                                           ",",
+                                           "\n",
+                                           "\xc3\xa9",
+                                           "\xcc\x81",
+                                           "\xe4\xb8\xad",
+                                           "\xe3\x82\x99",
+                                           "\xf0\x9f\x98\x80",
+                                           "\xef\xb8\x8f",
+                                           "\xc2\xad",
+                                           "\xff",
+                                           "\x80",
+                                           "\xe4",
+                                           "\xe4\xb8",
+                                           "\xed\xa0\x80",
+                                           "\xc0\xaf",
+                                           "\xf4\x90\x80\x80",
+                                           "\xef\xac\x81",
+                                           "\xe0\xb8\xb4",
+                                           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij"};
   std::mt19937_64 rng(99);
   for (int round = 0; round < 2000; ++round) {
     std::string text;

@@ -18,17 +18,17 @@ std::u32string mapped(char32_t cp) {
 
 TEST(Unicode, CaseFoldingAndCompatibilityMappings) {
   EXPECT_EQ(mapped(U'A'), U"a");
-  EXPECT_EQ(mapped(0x00DF), U"ss");                  // ß
-  EXPECT_EQ(mapped(0x00E9), U"e\u0301");             // é -> e + combining acute
-  EXPECT_EQ(mapped(0xFF26), U"f");                   // fullwidth F
-  EXPECT_EQ(mapped(0xFB01), U"fi");                  // ligature
-  EXPECT_EQ(mapped(0x2460), U"1");                   // circled digit one
-  EXPECT_EQ(mapped(0xFF76), U"\u30AB");              // halfwidth katakana KA
-  EXPECT_EQ(mapped(0x304C), U"\u304B\u3099");        // が
-  EXPECT_EQ(mapped(0x03C2), U"\u03C3");              // final sigma
-  EXPECT_EQ(mapped(0x0130), U"i\u0307");             // I with dot above
-  EXPECT_EQ(mapped(0x0416), U"\u0436");              // Ж -> ж
-  EXPECT_EQ(mapped(0xD55C), U"\uD55C");              // Hangul syllables stay composed
+  EXPECT_EQ(mapped(0x00DF), U"ss");            // ß
+  EXPECT_EQ(mapped(0x00E9), U"e\u0301");       // é -> e + combining acute
+  EXPECT_EQ(mapped(0xFF26), U"f");             // fullwidth F
+  EXPECT_EQ(mapped(0xFB01), U"fi");            // ligature
+  EXPECT_EQ(mapped(0x2460), U"1");             // circled digit one
+  EXPECT_EQ(mapped(0xFF76), U"\u30AB");        // halfwidth katakana KA
+  EXPECT_EQ(mapped(0x304C), U"\u304B\u3099");  // が
+  EXPECT_EQ(mapped(0x03C2), U"\u03C3");        // final sigma
+  EXPECT_EQ(mapped(0x0130), U"i\u0307");       // I with dot above
+  EXPECT_EQ(mapped(0x0416), U"\u0436");        // Ж -> ж
+  EXPECT_EQ(mapped(0xD55C), U"\uD55C");        // Hangul syllables stay composed
 }
 
 TEST(Unicode, Classes) {
@@ -39,13 +39,13 @@ TEST(Unicode, Classes) {
   EXPECT_EQ(lookup(0x3005).cls, CharClass::Unspaced);  // 々
   EXPECT_EQ(lookup(0x30FC).cls, CharClass::Unspaced);  // ー (Common, scx Hira Kana)
   EXPECT_EQ(lookup(0xFF76).cls, CharClass::Unspaced);
-  EXPECT_EQ(lookup(0xD55C).cls, CharClass::Word);      // Hangul uses spaces
-  EXPECT_EQ(lookup(0x1F600).cls, CharClass::Unspaced); // 😀 (So, emoji)
-  EXPECT_EQ(lookup(0x2764).cls, CharClass::Unspaced);  // ❤ (So, Extended_Pictographic)
-  EXPECT_EQ(lookup(0x1F1EF).cls, CharClass::Unspaced); // regional indicator J (flags)
-  EXPECT_EQ(lookup(0x2500).cls, CharClass::Separator); // ─ box drawing (So, not emoji)
-  EXPECT_EQ(lookup(0x2192).cls, CharClass::Separator); // → (Sm)
-  EXPECT_EQ(lookup(0x25A0).cls, CharClass::Separator); // ■ (So, not emoji)
+  EXPECT_EQ(lookup(0xD55C).cls, CharClass::Word);       // Hangul uses spaces
+  EXPECT_EQ(lookup(0x1F600).cls, CharClass::Unspaced);  // 😀 (So, emoji)
+  EXPECT_EQ(lookup(0x2764).cls, CharClass::Unspaced);   // ❤ (So, Extended_Pictographic)
+  EXPECT_EQ(lookup(0x1F1EF).cls, CharClass::Unspaced);  // regional indicator J (flags)
+  EXPECT_EQ(lookup(0x2500).cls, CharClass::Separator);  // ─ box drawing (So, not emoji)
+  EXPECT_EQ(lookup(0x2192).cls, CharClass::Separator);  // → (Sm)
+  EXPECT_EQ(lookup(0x25A0).cls, CharClass::Separator);  // ■ (So, not emoji)
   EXPECT_EQ(lookup(0x3099).cls, CharClass::Mark);
   EXPECT_EQ(lookup(0x3099).ccc, 8);
   EXPECT_EQ(lookup(0x0301).ccc, 230);
@@ -117,7 +117,8 @@ TEST(Unicode, DecomposedUnitTableAgreesWithLookup) {
     if (d == nullptr) continue;
     ++count;
     EXPECT_EQ(std::string(reinterpret_cast<const char*>(d->utf8), 6),
-              encode(i.map[0]) + encode(i.map[1])) << std::hex << cp;
+              encode(i.map[0]) + encode(i.map[1]))
+        << std::hex << cp;
     EXPECT_EQ(d->mark_ccc, lookup(i.map[1]).ccc) << std::hex << cp;
   }
   EXPECT_EQ(count, 65u);
@@ -157,7 +158,7 @@ TEST(Unicode, WordAppendTableAgreesWithLookup) {
   }
   EXPECT_GT(count, 1000u);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(kWordAppend2.of[0xE9 - 0x80].utf8), 3),
-            "e\xcc\x81");  // é
+            "e\xcc\x81");                           // é
   EXPECT_EQ(kWordAppend2.of[0x301 - 0x80].len, 0);  // a combining mark: depends on the state
 }
 

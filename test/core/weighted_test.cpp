@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -63,7 +63,8 @@ TEST(Idf, Factor) {
   EXPECT_EQ(idf_q20(5, 5), 1u << 20);  // in every document: 1 + ln(1) = 1
   EXPECT_EQ(idf_q20(0, 0), 1u << 20);  // an empty table: plain term frequency
   for (std::uint64_t docs : {1, 10, 1000, 123456789}) {
-    for (std::uint64_t df : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{2}, docs / 2, docs}) {
+    for (std::uint64_t df :
+         {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{2}, docs / 2, docs}) {
       if (df > docs) continue;
       const double want = 1.0 + std::log((1.0 + docs) / (1.0 + df));
       EXPECT_NEAR(idf_q20(df, docs) / 1048576.0, want, 2e-6) << df << "/" << docs;
@@ -112,7 +113,7 @@ std::uint64_t reference(const std::vector<std::uint64_t>& hashes,
   for (std::size_t f = 0; f < hashes.size(); ++f) {
     for (int i = 0; i < 64; ++i) {
       counter[i] += ((hashes[f] >> i) & 1) ? static_cast<long double>(weights[f])
-                                            : -static_cast<long double>(weights[f]);
+                                           : -static_cast<long double>(weights[f]);
     }
     sum += hashes[f] * occurrences[f];
   }
@@ -174,10 +175,18 @@ TEST(SortFeatures, SortsLikeStdSort) {
       std::vector<std::uint64_t> v(n);
       for (auto& x : v) {
         switch (kind) {
-          case 0: x = rng(); break;                          // hashes
-          case 1: x = rng() % 10; break;                     // few values, all top bytes 0
-          case 2: x = (rng() % 3) << 56 | (rng() % 1000); break;
-          default: x = 0x0123456789abcdefULL; break;         // all equal
+          case 0:
+            x = rng();
+            break;  // hashes
+          case 1:
+            x = rng() % 10;
+            break;  // few values, all top bytes 0
+          case 2:
+            x = (rng() % 3) << 56 | (rng() % 1000);
+            break;
+          default:
+            x = 0x0123456789abcdefULL;
+            break;  // all equal
         }
       }
       auto want = v;
@@ -247,7 +256,8 @@ TEST(WeightedFingerprint, BinaryIgnoresRepetition) {
               *weighted_fingerprint(b, 5, Weighting::Binary));
     std::uint64_t c[] = {x, y};
     std::uint64_t d[] = {x, y, x, y};  // tf: same counters up to a factor, other ties
-    EXPECT_NE(*weighted_fingerprint(c, 2, Weighting::Tf), *weighted_fingerprint(d, 4, Weighting::Tf));
+    EXPECT_NE(*weighted_fingerprint(c, 2, Weighting::Tf),
+              *weighted_fingerprint(d, 4, Weighting::Tf));
   }
 }
 
@@ -340,7 +350,7 @@ TEST(FeatureList, WeightsZeroScaleAndMinimum) {
     if (with_zero) f.add("zero", 4, 0.0);
     return f.fingerprint(1);
   };
-  EXPECT_EQ(fp(1, false), fp(1, true));  // a zero weight leaves the feature out
+  EXPECT_EQ(fp(1, false), fp(1, true));   // a zero weight leaves the feature out
   EXPECT_EQ(fp(1, false), fp(8, false));  // scaling by a power of two is exact
   EXPECT_EQ(fp(1, false), fp(0.125, false));
 
