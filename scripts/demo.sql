@@ -22,7 +22,7 @@ CREATE TEMP TABLE clusters AS
 SELECT * FROM simhash_clusters('SELECT id, fp FROM docs', :k);
 
 \echo
-\echo '== Near-duplicate pairs by Hamming distance (k = ' :k ')'
+\echo '== Near-duplicate pairs by Hamming distance, up to' :k
 SELECT distance, count(*) AS pairs FROM near_pairs GROUP BY distance ORDER BY distance;
 
 \echo
@@ -119,3 +119,16 @@ END $$;
 \echo '== Dedupe on insert, policy reject: an edited copy of' :busy_name
 SELECT pg_temp.try_insert(name || ' (edited)', upper(regexp_replace(body, '\mthe\M', 'a'))) AS result
 FROM docs WHERE id = :busy_id;
+
+\echo
+\echo '== Keeping one document per cluster, twice: the second run finds nothing to delete'
+WITH gone AS (
+    DELETE FROM docs d USING simhash_clusters('SELECT id, fp FROM docs', :k) c
+    WHERE d.id = c.id AND c.id <> c.cluster_id
+    RETURNING d.id)
+SELECT (SELECT count(*) FROM gone) AS deleted, (SELECT count(*) FROM docs) - (SELECT count(*) FROM gone) AS left;
+WITH gone AS (
+    DELETE FROM docs d USING simhash_clusters('SELECT id, fp FROM docs', :k) c
+    WHERE d.id = c.id AND c.id <> c.cluster_id
+    RETURNING d.id)
+SELECT (SELECT count(*) FROM gone) AS deleted_again;
