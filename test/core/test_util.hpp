@@ -39,6 +39,19 @@ inline std::vector<std::string_view> random_chunks(std::string_view text, std::m
   return out;
 }
 
+// Pieces of valid and broken UTF-8 that random "byte soup" texts are built from: ASCII,
+// separators, accented letters and combining marks, CJK, voiced kana, emoji, a variation
+// selector, a soft hyphen, stray and truncated sequences, a surrogate, an overlong and an
+// out-of-range encoding, a ligature, a Thai vowel sign and a long ASCII run.
+inline std::vector<std::string> utf8_soup_pieces() {
+  // clang-format off
+  return {"a", "Z", "9", " ", ",", "\n", "\xc3\xa9", "\xcc\x81", "\xe4\xb8\xad",
+          "\xe3\x82\x99", "\xf0\x9f\x98\x80", "\xef\xb8\x8f", "\xc2\xad", "\xff", "\x80",
+          "\xe4", "\xe4\xb8", "\xed\xa0\x80", "\xc0\xaf", "\xf4\x90\x80\x80", "\xef\xac\x81",
+          "\xe0\xb8\xb4", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij"};
+  // clang-format on
+}
+
 // Texts that exercise every path of the tokenizer.
 inline std::vector<std::string> tricky_texts() {
   return {

@@ -131,29 +131,7 @@ namespace {
 // read or write out of bounds (the ASan build runs this too), every token must be valid
 // UTF-8 within the size limit, and chunking must not change the tokens.
 TEST(Tokenizer, RandomBytesAreSafeAndChunkingInvariant) {
-  const std::vector<std::string> pieces = {"a",
-                                           "Z",
-                                           "9",
-                                           " ",
-                                           ",",
-                                           "\n",
-                                           "\xc3\xa9",
-                                           "\xcc\x81",
-                                           "\xe4\xb8\xad",
-                                           "\xe3\x82\x99",
-                                           "\xf0\x9f\x98\x80",
-                                           "\xef\xb8\x8f",
-                                           "\xc2\xad",
-                                           "\xff",
-                                           "\x80",
-                                           "\xe4",
-                                           "\xe4\xb8",
-                                           "\xed\xa0\x80",
-                                           "\xc0\xaf",
-                                           "\xf4\x90\x80\x80",
-                                           "\xef\xac\x81",
-                                           "\xe0\xb8\xb4",
-                                           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij"};
+  const std::vector<std::string> pieces = test::utf8_soup_pieces();
   std::mt19937_64 rng(99);
   for (int round = 0; round < 2000; ++round) {
     std::string text;
