@@ -25,6 +25,13 @@ SELECT cardinality(simhash_block_probes(0, 16, 0, 9)) AS whole_4_bit_block,
        cardinality(simhash_block_probes(0, 2, 1, 3)) AS c32_3;
 SELECT simhash_block_probes(1, 4, 0, -1);
 SELECT simhash_block_probes(1, 2, 0, 8);
+-- one call site whose arguments change from row to row and come back: the probe array it
+-- keeps from the previous row must follow them
+SELECT q, r, cardinality(p) AS probes, p[1] AS first, p[cardinality(p)] AS last
+FROM (SELECT n, q, r, simhash_block_probes(q, 4, 1, r) AS p
+      FROM (VALUES (1, 0::bigint, 1), (2, 0, 1), (3, 65536, 1), (4, 65536, 2), (5, 0, 1),
+                   (6, -1, 0)) v(n, q, r)) s
+ORDER BY n;
 
 -- simhash_near(fp, q, k) is hamming(fp, q) <= k; simhash_within is the same check
 SELECT simhash_near(0, 7, 3) AS d3_k3, simhash_near(0, 15, 3) AS d4_k3,

@@ -94,23 +94,30 @@ simhash_block_int8(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32((int32) value);
 }
 
-PG_FUNCTION_INFO_V1(simhash_block_probes_int8);
-
 /*
- * simhash_block_probes(q bigint, blocks int, block int, radius int) -> integer[]: every
- * value within `radius` bits of q's block, in ascending order of the unsigned value.
+ * The last probe array a call site made. Where simhash_near() was rewritten and the planner
+ * reads the table instead (a hot bucket, a small table) or joins, the probe condition is a
+ * filter evaluated for every row within the distance, nearly always with the same query
+ * fingerprint: it is made once and copied after that.
  */
-Datum
-simhash_block_probes_int8(PG_FUNCTION_ARGS)
+typedef struct ProbeCache
 {
-	uint64		q = (uint64) PG_GETARG_INT64(0);
-	int32		blocks = PG_GETARG_INT32(1);
-	int32		block = PG_GETARG_INT32(2);
-	int32		radius = PG_GETARG_INT32(3);
+	uint64		q;
+	int32		blocks;
+	int32		block;
+	int32		radius;
+	ArrayType  *probes;			/* in fn_mcxt; NULL until the first call */
+} ProbeCache;
+
+static ArrayType *
+make_probes(uint64 q, int32 blocks, int32 block, int32 radius, MemoryContext cxt)
+{
 	uint64		count;
 	size_t		n;
 	uint32	   *values;
 	Datum	   *elems;
+	ArrayType  *result;
+	MemoryContext old;
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
 	if (radius < 0)
@@ -130,8 +137,52 @@ simhash_block_probes_int8(PG_FUNCTION_ARGS)
 	elems = palloc(sizeof(Datum) * n);
 	for (size_t i = 0; i < n; i++)
 		elems[i] = Int32GetDatum((int32) values[i]);
-	PG_RETURN_ARRAYTYPE_P(construct_array(elems, (int) n, INT4OID, sizeof(int32), true,
-										  TYPALIGN_INT));
+	old = MemoryContextSwitchTo(cxt);
+	result = construct_array(elems, (int) n, INT4OID, sizeof(int32), true, TYPALIGN_INT);
+	MemoryContextSwitchTo(old);
+	pfree(elems);
+	pfree(values);
+	return result;
+}
+
+PG_FUNCTION_INFO_V1(simhash_block_probes_int8);
+
+/*
+ * simhash_block_probes(q bigint, blocks int, block int, radius int) -> integer[]: every
+ * value within `radius` bits of q's block, in ascending order of the unsigned value.
+ */
+Datum
+simhash_block_probes_int8(PG_FUNCTION_ARGS)
+{
+	uint64		q = (uint64) PG_GETARG_INT64(0);
+	int32		blocks = PG_GETARG_INT32(1);
+	int32		block = PG_GETARG_INT32(2);
+	int32		radius = PG_GETARG_INT32(3);
+	ProbeCache *cache = (ProbeCache *) fcinfo->flinfo->fn_extra;
+	ArrayType  *copy;
+
+	if (cache == NULL)
+	{
+		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ProbeCache));
+		fcinfo->flinfo->fn_extra = cache;
+	}
+	if (cache->probes == NULL || cache->q != q || cache->blocks != blocks ||
+		cache->block != block || cache->radius != radius)
+	{
+		ArrayType  *probes = make_probes(q, blocks, block, radius, fcinfo->flinfo->fn_mcxt);
+
+		if (cache->probes != NULL)
+			pfree(cache->probes);
+		cache->probes = probes;
+		cache->q = q;
+		cache->blocks = blocks;
+		cache->block = block;
+		cache->radius = radius;
+	}
+	/* A copy: the caller owns what a function returns. */
+	copy = palloc(VARSIZE(cache->probes));
+	memcpy(copy, cache->probes, VARSIZE(cache->probes));
+	PG_RETURN_ARRAYTYPE_P(copy);
 }
 
 PG_FUNCTION_INFO_V1(simhash_near_int8);
