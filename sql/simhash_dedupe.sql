@@ -135,6 +135,15 @@ DROP TABLE generated;
 CREATE TABLE triggered (id integer PRIMARY KEY, body text, fp bigint);
 CREATE TRIGGER dedupe BEFORE INSERT ON triggered FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '5', 'reject');
 SELECT count(*) AS blocks FROM simhash_create_index('triggered', 'fp', 5);
+-- at most 16 blocks (k = 16), at least 2 (k = 0)
+DROP TRIGGER dedupe ON triggered;
+CREATE TRIGGER dedupe BEFORE INSERT ON triggered FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '16', 'reject');
+SELECT count(*) AS blocks FROM simhash_create_index('triggered', 'fp', 16);
+SELECT sum(probes) AS lookups FROM simhash_search_plan('triggered', 'fp', 16);
+INSERT INTO triggered (id, body) VALUES (1, 'A layout of sixteen blocks of four bits each serves the trigger at distance sixteen.');
+DROP TRIGGER dedupe ON triggered;
+CREATE TRIGGER dedupe BEFORE INSERT ON triggered FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0', 'reject');
+SELECT count(*) AS blocks FROM simhash_create_index('triggered', 'fp', 0);
 DROP TABLE triggered;
 
 -- without block indexes the trigger still works, and says so once per session

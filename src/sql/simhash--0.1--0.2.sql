@@ -362,13 +362,14 @@ BEGIN
     END IF;
     SELECT n.nspname, c.relname, c.reltuples INTO nsp, rel, est
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tbl;
-    -- A table deduplicated on insert by simhash_dedupe gets max_distance + 1 blocks: each
-    -- row written then takes one index lookup per block. Otherwise the layout is sized for
-    -- at least a million rows: tables are usually indexed before they fill up.
+    -- A table deduplicated on insert by simhash_dedupe gets max_distance + 1 blocks (2 to
+    -- 16): each row written then takes one index lookup per block (at k = 16, 20 lookups).
+    -- Otherwise the layout is sized for at least a million rows: tables are usually indexed
+    -- before they fill up.
     IF b IS NULL AND EXISTS (SELECT 1 FROM pg_trigger t
                              WHERE t.tgrelid = tbl
                                AND t.tgfoid = '@extschema@.simhash_dedupe()'::regprocedure) THEN
-        b := greatest(2, max_distance + 1);
+        b := least(16, greatest(2, max_distance + 1));
     END IF;
     b := coalesce(b, @extschema@.simhash_layout_blocks(max_distance, greatest(est, 1e6)));
 
