@@ -2,9 +2,11 @@
 # Fingerprinting speed inside PostgreSQL: count(simhash(body)) against count(md5(body)) over
 # the same table, in the same run, on a throwaway cluster. Prints medians and ratios.
 #
-# Usage: bench/bench_pg.sh [--rounds N] [--copies N]
+# Usage: bench/bench_pg.sh [--rounds N] [--copies N] [--corpus DIR]
 #   The long-text table is every /usr/share/doc/*/copyright, N copies (default 10), each
 #   copy made distinct; the short-text table is their non-empty lines (about 60 bytes each).
+#   --corpus DIR adds a table per language of scripts/make_corpus.sh's corpus (DIR/de,
+#   DIR/en, DIR/fr, DIR/ja, DIR/zh: man pages), N copies of each document, made distinct.
 # Needs the extension installed (scripts/setup.sh, or make install with SIMHASH_PG_BIN set).
 #
 # What each timed expression costs, per row:
@@ -16,16 +18,19 @@
 #   length(body)      for comparison with earlier reports: it counts characters, which is
 #                     work of its own, so it is not a pure detoasting baseline
 set -euo pipefail
+caller_dir=${PWD}
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/pgcluster.sh
 source scripts/pgcluster.sh
 
 rounds=7
 copies=10
+corpus=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --rounds) rounds=$2; shift 2 ;;
         --copies) copies=$2; shift 2 ;;
+        --corpus) corpus=$2; shift 2 ;;
         *) die "unknown argument: $1" ;;
     esac
 done
@@ -37,6 +42,16 @@ psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION simhash' \
     -c 'CREATE TABLE files (name text, body text)'
 find /usr/share/doc -mindepth 2 -maxdepth 2 -name copyright -type f | sort |
     perl scripts/copy_docs.pl | psql -X -q -v ON_ERROR_STOP=1 -c '\copy files(name, body) from stdin'
+psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE TABLE corpus_files (name text, body text)'
+if [[ -n ${corpus} ]]; then
+    [[ ${corpus} == /* ]] || corpus=${caller_dir}/${corpus}
+    for lang in de en fr ja zh; do
+        [[ -d ${corpus}/${lang} ]] || die "no ${corpus}/${lang} (make it with scripts/make_corpus.sh)"
+    done
+    (cd "${corpus}" && find de en fr ja zh -type f -name '*.txt' | sort) |
+        (cd "${corpus}" && perl "${OLDPWD}/scripts/copy_docs.pl") |
+        psql -X -q -v ON_ERROR_STOP=1 -c '\copy corpus_files(name, body) from stdin'
+fi
 
 psql -X -q -v ON_ERROR_STOP=1 -v copies="${copies}" -v rounds="${rounds}" <<'SQL'
 SET max_parallel_workers_per_gather = 0;
@@ -49,6 +64,16 @@ CREATE TABLE short_texts AS
   WHERE line ~ '\w';
 VACUUM ANALYZE long_texts;
 VACUUM ANALYZE short_texts;
+CREATE TABLE bench_tables (tbl text, ord integer);
+INSERT INTO bench_tables VALUES ('long_texts', 1), ('short_texts', 2);
+-- one table per language of the corpus (none without --corpus)
+SELECT format('CREATE TABLE %I AS SELECT f.body || repeat('' '', c) AS body
+               FROM corpus_files f, generate_series(1, %s) c WHERE f.name LIKE %L',
+              'man_' || lang, :copies, lang || '/%'),
+       format('VACUUM ANALYZE %I', 'man_' || lang),
+       format('INSERT INTO bench_tables VALUES (%L, %s)', 'man_' || lang, 2 + ord)
+FROM (SELECT lang, row_number() OVER (ORDER BY lang) AS ord
+      FROM (SELECT DISTINCT split_part(name, '/', 1) AS lang FROM corpus_files) d) l \gexec
 
 CREATE FUNCTION pg_temp.time_ms(query text) RETURNS float8 LANGUAGE plpgsql AS $$
 DECLARE t0 timestamptz := clock_timestamp();
@@ -63,7 +88,7 @@ DECLARE
   r int; t text; f text;
   exprs text[] := ARRAY['strpos(body, '''')', 'md5(body)', 'simhash(body)', 'length(body)'];
 BEGIN
-  FOREACH t IN ARRAY ARRAY['long_texts', 'short_texts'] LOOP
+  FOR t IN SELECT tbl FROM bench_tables ORDER BY ord LOOP
     -- warm-up: the table in shared buffers, the library loaded
     PERFORM pg_temp.time_ms(format('SELECT count(simhash(body)), count(md5(body)) FROM %I', t));
     FOR r IN 1 .. current_setting('bench.rounds')::int LOOP
@@ -78,10 +103,10 @@ END $$;
 CREATE TEMP TABLE medians AS
   SELECT tbl, fn, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS ms
   FROM timings GROUP BY tbl, fn;
-CREATE TEMP TABLE sizes AS
-  SELECT 'long_texts' AS tbl, count(*) AS rows, sum(octet_length(body)) AS bytes FROM long_texts
-  UNION ALL
-  SELECT 'short_texts', count(*), sum(octet_length(body)) FROM short_texts;
+CREATE TEMP TABLE sizes (tbl text, ord integer, rows bigint, bytes numeric);
+SELECT format('INSERT INTO sizes SELECT %L, %s, count(*), sum(octet_length(body)) FROM %I',
+              tbl, ord, tbl)
+FROM bench_tables \gexec
 
 \echo
 \echo 'Median of' :rounds 'rounds, one backend, no parallel workers, no JIT; count(f(body)) over the whole table.'
@@ -104,5 +129,5 @@ JOIN medians d ON d.tbl = s.tbl AND d.fn = 'strpos'
 JOIN medians m ON m.tbl = s.tbl AND m.fn = 'md5'
 JOIN medians h ON h.tbl = s.tbl AND h.fn = 'simhash'
 JOIN medians l ON l.tbl = s.tbl AND l.fn = 'length'
-ORDER BY s.tbl;
+ORDER BY s.ord;
 SQL
