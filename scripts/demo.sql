@@ -82,7 +82,7 @@ FROM simhash_nearest(NULL::docs, 'fp',
                      5) n;
 
 \echo
-\echo '== Skew: the largest bucket of each block (many copies of one licence)'
+\echo '== Skew: the largest bucket of each block (rows sharing one block value)'
 SELECT block, rows, fingerprints, round(ratio::numeric, 1) AS times_the_mean
 FROM simhash_skew('docs', 'fp', 1);
 
