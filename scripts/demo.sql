@@ -89,7 +89,7 @@ FROM simhash_skew('docs', 'fp', 1);
 -- Dedupe on insert: the same documents loaded into tables guarded by simhash_dedupe().
 CREATE TABLE library (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, name text, body text,
                       fp bigint, dup_of bigint);
-SELECT format('CREATE TRIGGER library_dedupe BEFORE INSERT OR UPDATE OF body ON library FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(%L, %L, %L, %L, %L)',
+SELECT format('CREATE TRIGGER library_dedupe BEFORE INSERT OR UPDATE OF body, fp ON library FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(%L, %L, %L, %L, %L)',
               'body', 'fp', :k, 'link', 'dup_of') \gexec
 SELECT count(*) FROM simhash_create_index('library', 'fp', :k) \g /dev/null
 INSERT INTO library (name, body) SELECT name, body FROM docs ORDER BY name;

@@ -130,6 +130,13 @@ INSERT INTO generated (id, body) SELECT 2, body FROM texts WHERE name = 'gpl-cas
 UPDATE generated SET body = 'Something else entirely, nothing like any licence text in this table.';
 SELECT id, fp = simhash(body) AS fp_is_simhash FROM generated;
 DROP TABLE generated;
+-- ... but only by simhash(text column): the trigger could not compute another expression
+CREATE TABLE generated (id integer PRIMARY KEY, body text,
+                        fp bigint GENERATED ALWAYS AS (simhash(body, 'word', 2)) STORED);
+CREATE TRIGGER dedupe BEFORE INSERT ON generated FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+INSERT INTO generated (id, body) SELECT 1, body FROM texts WHERE name = 'gpl';
+DROP TABLE generated;
 
 -- a table with the trigger gets a layout of k + 1 blocks: one lookup per block and row
 CREATE TABLE triggered (id integer PRIMARY KEY, body text, fp bigint);
@@ -167,6 +174,18 @@ INSERT INTO parts_high (id, body) SELECT 151, body FROM texts WHERE name = 'gpl-
 INSERT INTO parts (id, body) SELECT 152, body FROM texts WHERE name = 'bsd';
 SELECT id FROM parts ORDER BY id;
 DROP TABLE parts;
+-- a foreign partition cannot be searched: a clear error, not a crash or a duplicate let in
+CREATE FOREIGN DATA WRAPPER simhash_test_fdw;
+CREATE SERVER simhash_test_server FOREIGN DATA WRAPPER simhash_test_fdw;
+CREATE TABLE parts (id integer, body text, fp bigint) PARTITION BY RANGE (id);
+CREATE TABLE parts_low PARTITION OF parts FOR VALUES FROM (0) TO (100);
+CREATE FOREIGN TABLE parts_remote PARTITION OF parts FOR VALUES FROM (100) TO (200)
+    SERVER simhash_test_server;
+CREATE TRIGGER dedupe BEFORE INSERT ON parts FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+INSERT INTO parts (id, body) SELECT 1, body FROM texts WHERE name = 'mit';
+DROP TABLE parts;
+DROP SERVER simhash_test_server;
+DROP FOREIGN DATA WRAPPER simhash_test_fdw;
 
 -- a key that is not a single column, or no key at all
 \set VERBOSITY default

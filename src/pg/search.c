@@ -251,9 +251,8 @@ within_selectivity(List *args)
 	return Min(1.0, ldexp(sum, -64));
 }
 
-/* The extension's function `name(argtypes)` in namespace nsp, or InvalidOid. */
-static Oid
-extension_function(Oid nsp, const char *name, int nargs, const Oid *argtypes)
+Oid
+simhash_extension_function(Oid nsp, const char *name, int nargs, const Oid *argtypes)
 {
 	List	   *qualified = list_make2(makeString(get_namespace_name(nsp)),
 									   makeString(pstrdup(name)));
@@ -387,7 +386,7 @@ simhash_block_function(Oid nsp)
 {
 	Oid			args[3] = {INT8OID, INT4OID, INT4OID};
 
-	return extension_function(nsp, "simhash_block", 3, args);
+	return simhash_extension_function(nsp, "simhash_block", 3, args);
 }
 
 /*
@@ -399,7 +398,7 @@ index_condition(RangeTblEntry *rte, Var *var, Node *other, int k, Oid nsp)
 {
 	Oid			probe_args[4] = {INT8OID, INT4OID, INT4OID, INT4OID};
 	Oid			block_fn = simhash_block_function(nsp);
-	Oid			probes_fn = extension_function(nsp, "simhash_block_probes", 4, probe_args);
+	Oid			probes_fn = simhash_extension_function(nsp, "simhash_block_probes", 4, probe_args);
 	SimhashLayouts		layouts;
 	SimhashSearchPlan	plan;
 	List	   *arms = NIL;
@@ -521,7 +520,7 @@ near_simplify(SupportRequestSimplify *req)
 		return NULL;
 
 	nsp = get_func_namespace(call->funcid);
-	within_fn = extension_function(nsp, "simhash_within", 3, within_args);
+	within_fn = simhash_extension_function(nsp, "simhash_within", 3, within_args);
 	if (!OidIsValid(within_fn))
 		return NULL;
 

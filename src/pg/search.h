@@ -34,6 +34,10 @@ typedef struct SimhashSearchPlan
 	simhash_probe_plan probes;
 } SimhashSearchPlan;
 
+/* The extension's function `name(argtypes)` in namespace nsp, or InvalidOid. */
+extern Oid	simhash_extension_function(Oid nsp, const char *name, int nargs,
+									   const Oid *argtypes);
+
 /* OID of the extension's simhash_block(bigint, int, int) in namespace nsp, or InvalidOid. */
 extern Oid	simhash_block_function(Oid nsp);
 
