@@ -80,6 +80,18 @@ SELECT * FROM simhash_create_index('"Odd Schema"."Docs ""quoted"" table"', 'Fing
 SELECT tbl, col, max_distance, blocks FROM simhash_layouts ORDER BY tbl::text;
 SELECT simhash_drop_index('"Odd Schema"."Docs ""quoted"" table"', 'Finger Print') AS dropped;
 SELECT simhash_drop_index('"Odd Schema"."Docs ""quoted"" table"', 'Finger Print') AS dropped_again;
+-- only block indexes are block indexes: a user's index that mentions simhash_block in a
+-- predicate, or on another column, survives simhash_create_index and simhash_drop_index
+CREATE TABLE keep_mine (id bigint, fp bigint, other bigint, "F,p" bigint);
+CREATE UNIQUE INDEX keep_mine_unique ON keep_mine (id) WHERE simhash_block(fp, 2, 0) <> 0;
+CREATE INDEX keep_mine_other ON keep_mine (simhash_block(other, 2, 0), fp);
+SELECT count(*) AS made FROM simhash_create_index('keep_mine', 'fp', 3);
+SELECT index, blocks, block FROM simhash_block_indexes('keep_mine', 'fp');
+SELECT simhash_drop_index('keep_mine', 'fp') AS dropped;
+SELECT count(*) FROM simhash_create_index('keep_mine', 'F,p', 3);
+SELECT index, blocks, block FROM simhash_block_indexes('keep_mine', 'F,p');
+SELECT indexrelid::regclass AS left_over FROM pg_index WHERE indrelid = 'keep_mine'::regclass ORDER BY indexrelid::regclass::text COLLATE "C";
+DROP TABLE keep_mine;
 SELECT count(*) AS layouts FROM simhash_layouts;
 -- dropping the column or the table forgets the layout
 SELECT count(*) FROM simhash_create_index('"Odd Schema"."Docs ""quoted"" table"', 'Finger Print');

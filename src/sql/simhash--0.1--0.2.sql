@@ -287,27 +287,34 @@ $$;
 COMMENT ON FUNCTION simhash_check_column(regclass, name) IS
 'raises an error unless col is a bigint column of table tbl; returns its attribute number';
 
--- The block indexes of tbl.col (found through their dependencies on simhash_block and on
--- the column, whatever their names).
+-- The block indexes of tbl.col, whatever their names: B-tree indexes without a predicate
+-- whose first key is simhash_block(col, b, i) and whose only other key, if any, is col (the
+-- indexes the planner uses). Other indexes that mention simhash_block are left alone.
 CREATE FUNCTION simhash_block_indexes(tbl regclass, col name)
     RETURNS TABLE (index regclass, blocks integer, block integer)
     LANGUAGE sql STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     AS $$
-    SELECT i.indexrelid::regclass,
-           (regexp_match(pg_get_indexdef(i.indexrelid), 'simhash_block\([^,]+, ([0-9]+), ([0-9]+)\)'))[1]::integer,
-           (regexp_match(pg_get_indexdef(i.indexrelid), 'simhash_block\([^,]+, ([0-9]+), ([0-9]+)\)'))[2]::integer
-    FROM pg_index i
-    WHERE i.indrelid = tbl
-      AND EXISTS (SELECT 1 FROM pg_depend d
-                  WHERE d.classid = 'pg_class'::regclass AND d.objid = i.indexrelid
-                    AND d.refclassid = 'pg_proc'::regclass
-                    AND d.refobjid = '@extschema@.simhash_block(bigint, integer, integer)'::regprocedure)
-      AND EXISTS (SELECT 1 FROM pg_depend d JOIN pg_attribute a
-                    ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
-                  WHERE d.classid = 'pg_class'::regclass AND d.objid = i.indexrelid
-                    AND d.refclassid = 'pg_class'::regclass AND d.refobjid = tbl
-                    AND a.attname = col)
+    WITH c AS (
+        SELECT quote_ident(col) AS q,
+               regexp_replace(quote_ident(col), '([.^$*+?()\[\]{}|\\])', '\\\1', 'g') AS re),
+    k AS (
+        SELECT i.indexrelid, i.indnkeyatts,
+               regexp_match(pg_get_indexdef(i.indexrelid, 1, true),
+                            '^(?:.*\.)?simhash_block\(' || c.re || ', ([0-9]+), ([0-9]+)\)$') AS m,
+               CASE WHEN i.indnkeyatts = 2 THEN pg_get_indexdef(i.indexrelid, 2, true) END AS second,
+               c.q
+        FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+             JOIN pg_am am ON am.oid = ic.relam, c
+        WHERE i.indrelid = tbl AND am.amname = 'btree' AND i.indpred IS NULL
+          AND i.indnkeyatts <= 2
+          AND EXISTS (SELECT 1 FROM pg_depend d
+                      WHERE d.classid = 'pg_class'::regclass AND d.objid = i.indexrelid
+                        AND d.refclassid = 'pg_proc'::regclass
+                        AND d.refobjid = '@extschema@.simhash_block(bigint, integer, integer)'::regprocedure))
+    SELECT k.indexrelid::regclass, k.m[1]::integer, k.m[2]::integer
+    FROM k
+    WHERE k.m IS NOT NULL AND (k.indnkeyatts = 1 OR k.second = k.q)
     ORDER BY 2, 3, 1
 $$;
 COMMENT ON FUNCTION simhash_block_indexes(regclass, name) IS
