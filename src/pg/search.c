@@ -159,7 +159,6 @@ simhash_block_probes_int8(PG_FUNCTION_ARGS)
 	int32		block = PG_GETARG_INT32(2);
 	int32		radius = PG_GETARG_INT32(3);
 	ProbeCache *cache = (ProbeCache *) fcinfo->flinfo->fn_extra;
-	ArrayType  *copy;
 
 	if (cache == NULL)
 	{
@@ -180,9 +179,7 @@ simhash_block_probes_int8(PG_FUNCTION_ARGS)
 		cache->radius = radius;
 	}
 	/* A copy: the caller owns what a function returns. */
-	copy = palloc(VARSIZE(cache->probes));
-	memcpy(copy, cache->probes, VARSIZE(cache->probes));
-	PG_RETURN_ARRAYTYPE_P(copy);
+	PG_RETURN_ARRAYTYPE_P(DatumGetArrayTypePCopy(PointerGetDatum(cache->probes)));
 }
 
 PG_FUNCTION_INFO_V1(simhash_near_int8);
