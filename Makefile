@@ -11,6 +11,7 @@ OBJS = \
 	src/pg/dedupe.o \
 	src/pg/features.o \
 	src/pg/idf.o \
+	src/pg/layouts.o \
 	src/pg/options.o \
 	src/pg/pairs.o \
 	src/pg/search.o \
@@ -47,6 +48,7 @@ REGRESS = \
 	simhash_search \
 	simhash_dedupe \
 	simhash_pairs \
+	simhash_hostile \
 	simhash_upgrade \
 	simhash_catalog
 REGRESS_OPTS = --inputdir=. --outputdir=.

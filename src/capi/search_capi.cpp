@@ -12,6 +12,8 @@ using simhash::capi::guarded;
 
 static_assert(SIMHASH_MAX_BLOCKS == simhash::kMaxBlocks, "keep the C and C++ limits equal");
 static_assert(SIMHASH_MAX_LOCK_KEYS == simhash::kMaxLockKeys, "keep the C and C++ limits equal");
+static_assert(SIMHASH_MAX_LOCK_DISTANCE == simhash::kMaxLockDistance,
+              "keep the C and C++ limits equal");
 
 extern "C" {
 

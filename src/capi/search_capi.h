@@ -57,6 +57,9 @@ simhash_status simhash_choose_blocks(int32_t max_distance, double rows, int32_t 
 /* Most lock keys of one fingerprint (see core/locks.hpp). */
 #define SIMHASH_MAX_LOCK_KEYS 160
 
+/* Largest distance the lock keys serve: the largest k of the dedupe trigger and of a layout. */
+#define SIMHASH_MAX_LOCK_DISTANCE 16
+
 /*
  * The serialisation keys of fp for writers of near duplicates within k bits (0..16):
  * sorted, distinct, into out[0..cap); *count receives their number.

@@ -45,7 +45,6 @@
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type_d.h"
 #include "commands/trigger.h"
-#include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
@@ -65,6 +64,7 @@
 #include "utils/snapmgr.h"
 
 #include "capi/search_capi.h"
+#include "pg/layouts.h"
 #include "pg/search.h"
 #include "pg/simhash_pg.h"
 
@@ -76,7 +76,7 @@
 #define BULK_LOCKS 4096
 
 /* Largest k: what the lock keys support (core/locks.hpp). */
-#define MAX_DEDUPE_DISTANCE 16
+#define MAX_DEDUPE_DISTANCE SIMHASH_MAX_LOCK_DISTANCE
 
 typedef enum DedupePolicy
 {
@@ -179,27 +179,10 @@ expect_type(Relation rel, AttrNumber attno, Oid type, const char *what)
 static int
 layout_max_distance(Oid nsp, Oid root, const char *col)
 {
-	Oid			argtypes[2] = {REGCLASSOID, NAMEOID};
-	Datum		values[2];
-	int			result = -1;
-	char	   *query;
+	int			max_distance;
+	int			blocks;
 
-	query = psprintf("SELECT max_distance FROM %s.simhash_layouts WHERE tbl = $1 AND col = $2",
-					 quote_identifier(get_namespace_name(nsp)));
-	values[0] = ObjectIdGetDatum(root);
-	values[1] = DirectFunctionCall1(namein, CStringGetDatum(col));
-	SPI_connect();
-	if (SPI_execute_with_args(query, 2, argtypes, values, NULL, true, 1) == SPI_OK_SELECT &&
-		SPI_processed == 1)
-	{
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-
-		if (!isnull)
-			result = DatumGetInt32(d);
-	}
-	SPI_finish();
-	return result;
+	return simhash_layout_lookup(nsp, root, col, &max_distance, &blocks) ? max_distance : -1;
 }
 
 /* Fills a target for relation relid from the column names of the root. */

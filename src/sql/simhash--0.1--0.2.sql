@@ -207,8 +207,11 @@ COMMENT ON FUNCTION simhash_layout_blocks(integer, double precision) IS
 'number of blocks simhash_create_index chooses for distances up to max_distance on a table of about `rows` rows';
 
 -- The layouts made by simhash_create_index, one row per indexed column. Dumped by pg_dump
--- with the users' data. Anyone may read it; a row can be written only by roles that own
--- (or are members of the owner of) its table.
+-- with the users' data. Anyone may read it; nobody but its owner may write it: the owners of
+-- a table record and forget its layout through simhash_layout_record and
+-- simhash_layout_forget, which check ownership and then write as the catalog's owner. (A
+-- write privilege granted to PUBLIC would let any role LOCK the table and hang every DROP
+-- TABLE in the cleanup event trigger.)
 CREATE TABLE simhash_layouts (
     tbl          regclass NOT NULL,
     col          name NOT NULL,
@@ -220,12 +223,21 @@ CREATE TABLE simhash_layouts (
 COMMENT ON TABLE simhash_layouts IS
 'block-index layouts made by simhash_create_index: table, fingerprint column, largest distance served, number of blocks';
 SELECT pg_catalog.pg_extension_config_dump('simhash_layouts', '');
-GRANT SELECT, INSERT, UPDATE, DELETE ON simhash_layouts TO PUBLIC;
-ALTER TABLE simhash_layouts ENABLE ROW LEVEL SECURITY;
-CREATE POLICY simhash_layouts_read ON simhash_layouts FOR SELECT USING (true);
-CREATE POLICY simhash_layouts_owner ON simhash_layouts
-    USING (pg_catalog.pg_has_role((SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = tbl), 'USAGE'))
-    WITH CHECK (pg_catalog.pg_has_role((SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = tbl), 'USAGE'));
+REVOKE ALL ON simhash_layouts FROM PUBLIC;
+GRANT SELECT ON simhash_layouts TO PUBLIC;
+
+CREATE FUNCTION simhash_layout_record(tbl regclass, col name, max_distance integer, blocks integer)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'simhash_layout_record'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_layout_record(regclass, name, integer, integer) IS
+'records (or replaces) the layout of column col of table tbl in simhash_layouts; only the table''s owners may (simhash_create_index calls it)';
+
+CREATE FUNCTION simhash_layout_forget(tbl regclass, col name) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_layout_forget'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_layout_forget(regclass, name) IS
+'removes the layout of column col of table tbl from simhash_layouts, true when there was one; only the table''s owners may (simhash_drop_index calls it)';
 
 -- Rows of dropped tables and columns go away with them.
 CREATE FUNCTION simhash_layouts_cleanup() RETURNS event_trigger
@@ -333,7 +345,7 @@ BEGIN
         EXECUTE format('DROP INDEX %s', ind);
         dropped := dropped + 1;
     END LOOP;
-    DELETE FROM @extschema@.simhash_layouts l WHERE l.tbl = simhash_drop_index.tbl AND l.col = simhash_drop_index.col;
+    PERFORM @extschema@.simhash_layout_forget(tbl, col);
     IF dropped = 0 THEN
         RAISE NOTICE 'simhash: column % of % had no block index', quote_ident(col), tbl;
     END IF;
@@ -382,8 +394,7 @@ BEGIN
 
     PERFORM @extschema@.simhash_drop_index(tbl, col)
     WHERE EXISTS (SELECT 1 FROM @extschema@.simhash_block_indexes(tbl, col));
-    DELETE FROM @extschema@.simhash_layouts l
-    WHERE l.tbl = simhash_create_index.tbl AND l.col = simhash_create_index.col;
+    PERFORM @extschema@.simhash_layout_forget(tbl, col);
 
     -- Index names: table_column_simhash<b>_<i>, cut to fit in 63 bytes, numbered if taken.
     base := rel || '_' || col;
@@ -404,8 +415,7 @@ BEGIN
                        idxname, tbl, col, b, i, col);
         RETURN NEXT format('%I.%I', nsp, idxname)::regclass;
     END LOOP;
-    INSERT INTO @extschema@.simhash_layouts (tbl, col, max_distance, blocks)
-    VALUES (tbl, col, max_distance, b);
+    PERFORM @extschema@.simhash_layout_record(tbl, col, max_distance, b);
     -- Statistics of the new index expressions, without which the planner guesses the
     -- number of rows sharing a block value and may prefer reading the whole table.
     EXECUTE format('ANALYZE %s', tbl);
