@@ -1,0 +1,167 @@
+#include "core/similarity.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <iterator>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace simhash {
+namespace {
+
+// The independent reference: for ASCII text, the normalized characters are the letters and
+// digits, lower-cased (white space and punctuation are not characters of any token), and a
+// shingle is a substring of kSimilarityShingle of them (all of them when there are fewer).
+std::set<std::string> reference_shingles(const std::string& text) {
+  std::string chars;
+  for (const char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
+      chars.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    }
+  }
+  std::set<std::string> out;
+  if (chars.empty()) return out;
+  const std::size_t w = kSimilarityShingle;
+  if (chars.size() < w) {
+    out.insert(chars);
+    return out;
+  }
+  for (std::size_t i = 0; i + w <= chars.size(); i++) out.insert(chars.substr(i, w));
+  return out;
+}
+
+double reference_jaccard(const std::string& a, const std::string& b) {
+  const auto sa = reference_shingles(a);
+  const auto sb = reference_shingles(b);
+  std::vector<std::string> common;
+  std::set_intersection(sa.begin(), sa.end(), sb.begin(), sb.end(), std::back_inserter(common));
+  const double united = static_cast<double>(sa.size() + sb.size() - common.size());
+  return united == 0 ? -1.0 : static_cast<double>(common.size()) / united;
+}
+
+double jaccard_of(const std::string& a, const std::string& b) {
+  const auto sa = shingle_set(a);
+  const auto sb = shingle_set(b);
+  return jaccard(overlap(sa.data(), sa.size(), sb.data(), sb.size()));
+}
+
+// A random ASCII text of words from a small vocabulary, and an edited copy.
+std::string random_text(std::mt19937_64& rng, std::size_t words) {
+  static const char* const vocab[] = {"the",  "Software", "is",      "provided", "AS",
+                                      "IS",   "without",  "warranty", "of",       "any",
+                                      "kind", "express",  "or",       "implied",  "2024,",
+                                      "GPL-2+", "licence", "copyright", "holders", "(c)"};
+  std::string out;
+  for (std::size_t i = 0; i < words; i++) {
+    if (i > 0) out += (rng() % 7 == 0) ? "\n" : " ";
+    out += vocab[rng() % std::size(vocab)];
+  }
+  return out;
+}
+
+std::string edit(std::string text, std::mt19937_64& rng, int edits) {
+  for (int e = 0; e < edits && !text.empty(); e++) {
+    const std::size_t pos = rng() % text.size();
+    switch (rng() % 3) {
+      case 0: text.erase(pos, 1 + rng() % 6); break;
+      case 1: text.insert(pos, rng() % 2 ? " extra words " : "X"); break;
+      default: text[pos] = static_cast<char>('a' + rng() % 26); break;
+    }
+  }
+  return text;
+}
+
+TEST(Similarity, MatchesTheReferenceOnRandomEditedPairs) {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 400; i++) {
+    const std::string a = random_text(rng, 1 + rng() % 120);
+    const std::string b = rng() % 4 == 0 ? random_text(rng, 1 + rng() % 120)
+                                         : edit(a, rng, static_cast<int>(rng() % 12));
+    EXPECT_DOUBLE_EQ(jaccard_of(a, b), reference_jaccard(a, b)) << a << "\n---\n" << b;
+  }
+}
+
+TEST(Similarity, SetSizesMatchTheReference) {
+  std::mt19937_64 rng(12);
+  for (int i = 0; i < 200; i++) {
+    const std::string a = random_text(rng, rng() % 60);
+    EXPECT_EQ(shingle_set(a).size(), reference_shingles(a).size()) << a;
+  }
+}
+
+TEST(Similarity, NormalizationDoesNotChangeTheSet) {
+  EXPECT_EQ(jaccard_of("Permission is hereby granted, free of charge.",
+                       "PERMISSION   IS HEREBY\ngranted free of charge"),
+            1.0);
+  EXPECT_EQ(jaccard_of("Ｆｕｌｌ ｗｉｄｔｈ", "full width"), 1.0);
+}
+
+TEST(Similarity, KnownValues) {
+  // abcdefg: abcde bcdef cdefg; abcdefh: abcde bcdef cdefh -> 2 / 4.
+  EXPECT_DOUBLE_EQ(jaccard_of("abcdefg", "abcdefh"), 0.5);
+  EXPECT_DOUBLE_EQ(jaccard_of("abc", "abc"), 1.0);
+  EXPECT_DOUBLE_EQ(jaccard_of("abc", "abd"), 0.0);
+  EXPECT_DOUBLE_EQ(jaccard_of("", "..."), -1.0);  // no characters on either side
+  EXPECT_DOUBLE_EQ(jaccard_of("", "abcdef"), 0.0);
+  const auto a = shingle_set("abcdefg");
+  const auto b = shingle_set("xx abcdefg yy");
+  const Overlap o = overlap(a.data(), a.size(), b.data(), b.size());
+  EXPECT_DOUBLE_EQ(containment(o), 1.0);
+  EXPECT_LT(jaccard(o), 1.0);
+  EXPECT_DOUBLE_EQ(containment(Overlap{0, 0, 5}), -1.0);
+}
+
+TEST(Similarity, CjkTextIsShingledByCharacters) {
+  // 自由软件基金会 has 7 characters: 3 shingles of 5.
+  EXPECT_EQ(shingle_set("自由软件基金会").size(), 3u);
+  EXPECT_DOUBLE_EQ(jaccard_of("自由软件基金会", "自由软件基金会。"), 1.0);
+  EXPECT_GT(jaccard_of("これはテストの文章です", "これはテストの文章でした"), 0.5);
+}
+
+TEST(Overlap, GallopingAgreesWithAMergeForEverySizeRatio) {
+  std::mt19937_64 rng(13);
+  for (int round = 0; round < 300; round++) {
+    std::set<std::uint64_t> sa;
+    std::set<std::uint64_t> sb;
+    const std::size_t na = rng() % 50;
+    const std::size_t nb = rng() % 3000;
+    const std::uint64_t range = 1 + rng() % 5000;
+    while (sa.size() < std::min<std::uint64_t>(na, range)) sa.insert(rng() % range);
+    while (sb.size() < std::min<std::uint64_t>(nb, range)) sb.insert(rng() % range);
+    std::vector<std::uint64_t> a(sa.begin(), sa.end());
+    std::vector<std::uint64_t> b(sb.begin(), sb.end());
+    std::vector<std::uint64_t> common;
+    std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(common));
+    const Overlap o1 = overlap(a.data(), a.size(), b.data(), b.size());
+    const Overlap o2 = overlap(b.data(), b.size(), a.data(), a.size());
+    EXPECT_EQ(o1.common, common.size());
+    EXPECT_EQ(o2.common, common.size());
+    EXPECT_EQ(o1.left, a.size());
+    EXPECT_EQ(o1.right, b.size());
+  }
+}
+
+TEST(Overlap, RefusesUnsortedOrRepeatedInput) {
+  const std::uint64_t unsorted[] = {3, 1};
+  const std::uint64_t repeated[] = {1, 1};
+  const std::uint64_t fine[] = {1, 2};
+  EXPECT_THROW(overlap(unsorted, 2, fine, 2), std::invalid_argument);
+  EXPECT_THROW(overlap(fine, 2, repeated, 2), std::invalid_argument);
+  EXPECT_THROW(overlap(nullptr, 1, fine, 2), std::invalid_argument);
+  EXPECT_EQ(overlap(nullptr, 0, fine, 2).common, 0u);
+}
+
+TEST(JaccardBound, IsMinOverMax) {
+  EXPECT_DOUBLE_EQ(jaccard_bound(4, 8), 0.5);
+  EXPECT_DOUBLE_EQ(jaccard_bound(8, 4), 0.5);
+  EXPECT_DOUBLE_EQ(jaccard_bound(0, 0), -1.0);
+}
+
+}  // namespace
+}  // namespace simhash
