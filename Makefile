@@ -15,11 +15,13 @@ OBJS = \
 	src/pg/options.o \
 	src/pg/pairs.o \
 	src/pg/search.o \
+	src/pg/similarity.o \
 	src/pg/tsvector.o \
 	src/capi/simhash_capi.o \
 	src/capi/options_capi.o \
 	src/capi/pairs_capi.o \
 	src/capi/search_capi.o \
+	src/capi/similarity_capi.o \
 	src/core/blocks.o \
 	src/core/fingerprint.o \
 	src/core/locks.o \
@@ -49,6 +51,7 @@ REGRESS = \
 	simhash_search \
 	simhash_dedupe \
 	simhash_pairs \
+	simhash_similar \
 	simhash_hostile \
 	simhash_upgrade \
 	simhash_catalog

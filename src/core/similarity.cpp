@@ -1,5 +1,6 @@
 #include "core/similarity.hpp"
 
+#include <memory>
 #include <stdexcept>
 
 #include "core/text_options.hpp"
@@ -74,13 +75,14 @@ std::vector<std::uint64_t> shingle_set(std::string_view text, int n) {
   options.n = n;
   options.weighting = Weighting::Binary;
   TextFingerprinter fp(options, /*collect=*/true);
-  std::vector<std::uint64_t> buffer(fp.capacity_for(text.size()));
-  fp.set_buffer(buffer.data(), buffer.size());
+  // Bounds, not sizes: left uninitialized (the bound is 18 features a byte).
+  const std::size_t capacity = fp.capacity_for(text.size());
+  std::unique_ptr<std::uint64_t[]> buffer(new std::uint64_t[capacity]);
+  std::unique_ptr<std::uint64_t[]> counts(new std::uint64_t[capacity]);
+  fp.set_buffer(buffer.get(), capacity);
   fp.feed(text.data(), text.size());
-  std::vector<std::uint64_t> counts(buffer.size());
-  const std::size_t distinct = fp.distinct(counts.data(), counts.size());
-  buffer.resize(distinct);
-  return buffer;
+  const std::size_t distinct = fp.distinct(counts.get(), capacity);
+  return std::vector<std::uint64_t>(buffer.get(), buffer.get() + distinct);
 }
 
 }  // namespace simhash

@@ -193,6 +193,37 @@ simhash_text_with_options(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64((int64) fp);
 }
 
+size_t
+simhash_distinct_features(text *body, const simhash_text_options *options, uint64 **features,
+						  uint64 **counts)
+{
+	simhash_text_state state;
+	SimhashFeatureBuffer buffer;
+	const char *data;
+	size_t		len;
+	size_t		distinct = 0;
+	uint64	   *occurrences;
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	simhash_status status;
+
+	simhash_text_start(&state, options, true, &buffer);
+	data = simhash_text_utf8(body, &len);
+	simhash_text_feed_all(&state, &buffer, data, len);
+	/* Room for the features the end of the text may still add. */
+	simhash_text_reserve(&state, &buffer, 0);
+	occurrences = MemoryContextAllocHuge(CurrentMemoryContext,
+										 (buffer.capacity + 1) * sizeof(uint64));
+	status = simhash_text_distinct(&state, occurrences, buffer.capacity, &distinct, errbuf,
+								   sizeof(errbuf));
+	simhash_check_status(status, errbuf);
+	if (counts != NULL)
+		*counts = occurrences;
+	else
+		pfree(occurrences);
+	*features = buffer.data;
+	return distinct;
+}
+
 PG_FUNCTION_INFO_V1(simhash_features_of_text);
 
 /*
@@ -206,15 +237,10 @@ simhash_features_of_text(PG_FUNCTION_ARGS)
 	text	   *body = PG_GETARG_TEXT_PP(0);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	simhash_text_options options;
-	simhash_text_state state;
-	SimhashFeatureBuffer buffer;
-	const char *data;
-	size_t		len;
-	size_t		distinct = 0;
-	size_t		i;
+	uint64	   *features;
 	uint64	   *counts;
-	char		errbuf[SIMHASH_ERRBUF_SIZE];
-	simhash_status status;
+	size_t		distinct;
+	size_t		i;
 
 	options.tokenizer = simhash_tokenizer_arg(PG_GETARG_TEXT_PP(1));
 	options.n = PG_GETARG_INT32(2);
@@ -222,30 +248,19 @@ simhash_features_of_text(PG_FUNCTION_ARGS)
 	options.min_features = 1;
 
 	InitMaterializedSRF(fcinfo, 0);
-
-	simhash_text_start(&state, &options, true, &buffer);
-	data = simhash_text_utf8(body, &len);
-	simhash_text_feed_all(&state, &buffer, data, len);
-	/* Room for the features the end of the text may still add. */
-	simhash_text_reserve(&state, &buffer, 0);
-	counts = MemoryContextAllocHuge(CurrentMemoryContext, (buffer.capacity + 1) * sizeof(uint64));
-	status = simhash_text_distinct(&state, counts, buffer.capacity, &distinct, errbuf,
-								   sizeof(errbuf));
-	if (status != SIMHASH_OK)
-		simhash_raise_status(status, errbuf);
-
+	distinct = simhash_distinct_features(body, &options, &features, &counts);
 	for (i = 0; i < distinct; i++)
 	{
 		Datum		values[2];
 		bool		nulls[2] = {false, false};
 
-		values[0] = Int64GetDatum((int64) buffer.data[i]);
+		values[0] = Int64GetDatum((int64) features[i]);
 		values[1] = Int64GetDatum((int64) counts[i]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		if (i % 65536 == 65535)
 			CHECK_FOR_INTERRUPTS();
 	}
 	pfree(counts);
-	pfree(buffer.data);
+	pfree(features);
 	return (Datum) 0;
 }

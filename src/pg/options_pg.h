@@ -53,4 +53,12 @@ extern bool simhash_text_finish(simhash_text_state *state, SimhashFeatureBuffer 
 								const simhash_df_entry *df, size_t df_size, int64 docs,
 								uint64 *fingerprint);
 
+/*
+ * The distinct features of a text with the options (a collecting run), ascending as
+ * unsigned values, into *features (palloc'd) and, unless counts is NULL, their numbers of
+ * occurrences into *counts (palloc'd); returns how many there are. Cancellable.
+ */
+extern size_t simhash_distinct_features(text *body, const simhash_text_options *options,
+										uint64 **features, uint64 **counts);
+
 #endif							/* SIMHASH_OPTIONS_PG_H */

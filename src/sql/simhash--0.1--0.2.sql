@@ -564,3 +564,251 @@ CREATE FUNCTION simhash_clusters(query text, max_distance integer)
 COMMENT ON FUNCTION simhash_clusters(text, integer) IS
 'connected components of the graph of near-duplicate pairs (as simhash_pairs) of query''s rows: each row that has a near duplicate, with cluster_id = the smallest id of its component and distance = Hamming distance to that row (may exceed max_distance along a chain); rows not returned have no near duplicate; also keeps 4 bytes a row beyond work_mem';
 
+
+
+-- == Verified near duplicates: shingle similarity, similar pairs and clusters ============
+
+-- The resemblance of two texts: Jaccard similarity (or containment) of their sets of
+-- shingles of 5 normalized characters (the characters of the 'char' tokenizer: case-folded,
+-- Unicode-normalized, white space and punctuation left out). See src/core/similarity.hpp.
+CREATE FUNCTION simhash_jaccard(a text, b text) RETURNS double precision
+    AS 'MODULE_PATHNAME', 'simhash_jaccard_text'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_jaccard(text, text) IS
+'Jaccard similarity of the sets of 5-character shingles of two normalized texts, |A ∩ B| / |A ∪ B| (0..1); NULL when neither text has a character';
+
+CREATE FUNCTION simhash_containment(a text, b text) RETURNS double precision
+    AS 'MODULE_PATHNAME', 'simhash_containment_text'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_containment(text, text) IS
+'share of the 5-character shingles of normalized text a that occur in b, |A ∩ B| / |A| (0..1: how much of a is inside b); NULL when a has no character';
+
+CREATE FUNCTION simhash_shingles(body text) RETURNS bigint[]
+    AS 'MODULE_PATHNAME', 'simhash_shingles_text'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_shingles(text) IS
+'the shingle set of a text: the distinct 64-bit hashes of its 5-character shingles, ascending as unsigned values (simhash_features(body, ''char'', 5)); store it to verify without reading texts';
+
+CREATE FUNCTION simhash_jaccard(a bigint[], b bigint[]) RETURNS double precision
+    AS 'MODULE_PATHNAME', 'simhash_jaccard_sets'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_jaccard(bigint[], bigint[]) IS
+'Jaccard similarity of two shingle sets made by simhash_shingles; NULL when both are empty';
+
+CREATE FUNCTION simhash_containment(a bigint[], b bigint[]) RETURNS double precision
+    AS 'MODULE_PATHNAME', 'simhash_containment_sets'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_containment(bigint[], bigint[]) IS
+'share of shingle set a (from simhash_shingles) found in b; NULL when a is empty';
+
+-- The candidate recipe of the verified functions: the fingerprint that finds the pairs at or
+-- above a similarity threshold within the smallest Hamming radius (chosen with
+-- bench/eval_natural.cpp on natural near duplicates; see the README's calibration table).
+CREATE FUNCTION simhash_similar_fingerprint(body text) RETURNS bigint
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    RETURN @extschema@.simhash(body, 'word', 1, 'binary');
+COMMENT ON FUNCTION simhash_similar_fingerprint(text) IS
+'the fingerprint simhash_similar_pairs and simhash_similar_clusters find candidates with: simhash(body, ''word'', 1, ''binary'')';
+
+CREATE FUNCTION simhash_similar_radius(min_similarity double precision) RETURNS integer
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF min_similarity = 'NaN'::float8 OR min_similarity <= 0 OR min_similarity > 1 THEN
+        RAISE EXCEPTION 'simhash: min_similarity must be in (0, 1], got %', min_similarity
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN CASE WHEN min_similarity >= 0.9 THEN 10
+                WHEN min_similarity >= 0.8 THEN 12
+                WHEN min_similarity >= 0.7 THEN 14
+                ELSE 16 END;
+END
+$$;
+COMMENT ON FUNCTION simhash_similar_radius(double precision) IS
+'the Hamming radius of simhash_similar_fingerprint within which simhash_similar_pairs looks for pairs at or above min_similarity (0 < min_similarity <= 1)';
+
+-- All pairs of a query's (id, body) rows whose shingle similarity is at least
+-- min_similarity. The steps, each into a temporary table (memory is PostgreSQL's own:
+-- work_mem, spilling to disk):
+--   1. the rows; NULL and repeated ids are errors;
+--   2. identical texts are grouped: each group is represented by its smallest id, and its
+--      members are pairs of similarity 1 without further work; texts without a feature
+--      (no character) are left out;
+--   3. candidates: pairs of representatives whose simhash_similar_fingerprint lie within
+--      simhash_similar_radius(min_similarity) bits (simhash_pairs);
+--   4. the shingle set of every representative in a candidate pair, computed once (the
+--      costly step) and stored uncompressed;
+--   5. each candidate verified by simhash_jaccard through index lookups of its two sets (no
+--      plan carries sets through a hash join or a sort), then expanded to the groups.
+-- Not pinned to a search_path, because the query is the caller's: every name and operator
+-- here is schema-qualified instead.
+CREATE FUNCTION simhash_similar_pairs(query text, min_similarity double precision)
+    RETURNS TABLE (id1 bigint, id2 bigint, similarity double precision)
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    AS $fn$
+DECLARE
+    k integer := @extschema@.simhash_similar_radius(min_similarity);
+    tmp text := pg_catalog.format('simhash_similar_%s_%s', pg_catalog.pg_backend_pid(),
+                                  pg_catalog.md5(pg_catalog.random()::pg_catalog.text));
+    rows_ text := pg_catalog.format('%s_rows', tmp);
+    reps text := pg_catalog.format('%s_reps', tmp);
+    cand text := pg_catalog.format('%s_cand', tmp);
+    sets text := pg_catalog.format('%s_sets', tmp);
+    id_type pg_catalog.regtype;
+    body_type pg_catalog.regtype;
+    bad bigint;
+    hashjoin text;
+    mergejoin text;
+BEGIN
+    EXECUTE pg_catalog.format(
+        'SELECT pg_catalog.pg_typeof((SELECT q.id FROM (%1$s) AS q (id, body) LIMIT 0)), '
+        'pg_catalog.pg_typeof((SELECT q.body FROM (%1$s) AS q (id, body) LIMIT 0))', query)
+        INTO id_type, body_type;
+    IF id_type OPERATOR(pg_catalog.<>) ALL (ARRAY['bigint', 'integer', 'smallint']::pg_catalog.regtype[]) THEN
+        RAISE EXCEPTION 'simhash: the first column of the query (id) must be bigint, integer or smallint, not %', id_type
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    IF body_type OPERATOR(pg_catalog.<>) ALL (ARRAY['text', 'character varying', 'character']::pg_catalog.regtype[]) THEN
+        RAISE EXCEPTION 'simhash: the second column of the query (body) must be text, not %', body_type
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+
+    -- 1. The rows.
+    EXECUTE pg_catalog.format(
+        'CREATE TEMPORARY TABLE %1$I ON COMMIT DROP AS '
+        'SELECT q.id::pg_catalog.int8 AS id, q.body::pg_catalog.text AS body FROM (%2$s) AS q (id, body)',
+        rows_, query);
+    EXECUTE pg_catalog.format('SELECT 1 FROM pg_temp.%I r WHERE r.id IS NULL LIMIT 1', rows_) INTO bad;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'simhash: the query returned a NULL id'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    EXECUTE pg_catalog.format(
+        'SELECT r.id FROM pg_temp.%I r GROUP BY r.id HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 LIMIT 1',
+        rows_) INTO bad;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'simhash: the query returned id % more than once', bad
+            USING ERRCODE = 'cardinality_violation';
+    END IF;
+
+    -- 2. Groups of identical texts; the representative (rep = id) keeps the text and its
+    -- fingerprint. Groups whose text has no feature are left out.
+    EXECUTE pg_catalog.format(
+        'CREATE TEMPORARY TABLE %1$I ON COMMIT DROP AS '
+        'SELECT g.id, g.rep, '
+        '       CASE WHEN g.id OPERATOR(pg_catalog.=) g.rep THEN g.body END AS body, '
+        '       CASE WHEN g.id OPERATOR(pg_catalog.=) g.rep THEN @extschema@.simhash_similar_fingerprint(g.body) END AS fp '
+        'FROM (SELECT r.id, r.body, pg_catalog.min(r.id) OVER (PARTITION BY r.body) AS rep '
+        '      FROM pg_temp.%2$I r WHERE r.body IS NOT NULL) g; '
+        'DROP TABLE pg_temp.%2$I; '
+        'DELETE FROM pg_temp.%1$I g WHERE g.rep IN '
+        '    (SELECT r.id FROM pg_temp.%1$I r WHERE r.id OPERATOR(pg_catalog.=) r.rep AND r.fp IS NULL)',
+        reps, rows_);
+
+    -- 3. Candidate pairs of representatives.
+    EXECUTE pg_catalog.format(
+        'CREATE TEMPORARY TABLE %1$I ON COMMIT DROP AS '
+        'SELECT p.id1, p.id2 FROM @extschema@.simhash_pairs(%2$L, %3$s) AS p',
+        cand, pg_catalog.format('SELECT r.id, r.fp FROM pg_temp.%I r WHERE r.fp IS NOT NULL', reps), k);
+
+    -- 4. The shingle sets of the representatives in candidate pairs.
+    EXECUTE pg_catalog.format(
+        'CREATE TEMPORARY TABLE %1$I (id pg_catalog.int8 PRIMARY KEY, sh pg_catalog.int8[]) ON COMMIT DROP; '
+        'ALTER TABLE pg_temp.%1$I ALTER COLUMN sh SET STORAGE EXTERNAL; '
+        'INSERT INTO pg_temp.%1$I (id, sh) '
+        'SELECT r.id, @extschema@.simhash_shingles(r.body) FROM pg_temp.%2$I r '
+        'WHERE r.fp IS NOT NULL AND r.id IN (SELECT c.id1 FROM pg_temp.%3$I c UNION SELECT c.id2 FROM pg_temp.%3$I c); '
+        'CREATE INDEX ON pg_temp.%2$I (rep); '
+        'ANALYZE pg_temp.%3$I; ANALYZE pg_temp.%2$I',
+        sets, reps, cand);
+
+    -- 5. Verified pairs of representatives, expanded to their groups, and the pairs inside
+    -- each group. Hash and merge joins are off for this statement only (set_config(..., true)
+    -- lasts until the transaction ends, so the old values are put back).
+    hashjoin := pg_catalog.current_setting('enable_hashjoin');
+    mergejoin := pg_catalog.current_setting('enable_mergejoin');
+    PERFORM pg_catalog.set_config('enable_hashjoin', 'off', true),
+            pg_catalog.set_config('enable_mergejoin', 'off', true);
+    RETURN QUERY EXECUTE pg_catalog.format(
+        $q$WITH v AS MATERIALIZED (
+                SELECT c.id1, c.id2, j.similarity
+                FROM pg_temp.%1$I c
+                     JOIN pg_temp.%2$I a ON a.id OPERATOR(pg_catalog.=) c.id1
+                     JOIN pg_temp.%2$I b ON b.id OPERATOR(pg_catalog.=) c.id2
+                     CROSS JOIN LATERAL (SELECT @extschema@.simhash_jaccard(a.sh, b.sh) AS similarity) j
+                WHERE j.similarity OPERATOR(pg_catalog.>=) $1)
+           SELECT CASE WHEN x.id OPERATOR(pg_catalog.<) y.id THEN x.id ELSE y.id END,
+                  CASE WHEN x.id OPERATOR(pg_catalog.<) y.id THEN y.id ELSE x.id END,
+                  v.similarity
+           FROM v JOIN pg_temp.%3$I x ON x.rep OPERATOR(pg_catalog.=) v.id1
+                  JOIN pg_temp.%3$I y ON y.rep OPERATOR(pg_catalog.=) v.id2
+           UNION ALL
+           SELECT x.id, y.id, 1.0::pg_catalog.float8
+           FROM pg_temp.%3$I x JOIN pg_temp.%3$I y
+                ON y.rep OPERATOR(pg_catalog.=) x.rep AND y.id OPERATOR(pg_catalog.>) x.id
+           ORDER BY 1, 2$q$, cand, sets, reps)
+        USING min_similarity;
+    PERFORM pg_catalog.set_config('enable_hashjoin', hashjoin, true),
+            pg_catalog.set_config('enable_mergejoin', mergejoin, true);
+    EXECUTE pg_catalog.format('DROP TABLE pg_temp.%I, pg_temp.%I, pg_temp.%I', sets, cand, reps);
+END
+$fn$;
+COMMENT ON FUNCTION simhash_similar_pairs(text, double precision) IS
+'every pair of rows of query (id bigint/integer/smallint, body text) whose texts have a shingle similarity (simhash_jaccard) of at least min_similarity (0 < min_similarity <= 1), once each with id1 < id2, with that similarity; rows with a NULL body are skipped, NULL or duplicate ids are errors';
+
+-- Connected components of the verified pairs: each row that has a similar row, with
+-- cluster_id = the smallest id of its component and similarity = its highest similarity to
+-- another row of the component (each row has one at or above min_similarity).
+CREATE FUNCTION simhash_similar_clusters(query text, min_similarity double precision)
+    RETURNS TABLE (id bigint, cluster_id bigint, similarity double precision)
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    AS $fn$
+DECLARE
+    suffix text := pg_catalog.format('%s_%s', pg_catalog.pg_backend_pid(),
+                                     pg_catalog.md5(pg_catalog.random()::pg_catalog.text));
+    edges text := pg_catalog.format('simhash_edges_%s', suffix);
+    labels text := pg_catalog.format('simhash_labels_%s', suffix);
+    hooked bigint;
+    jumped bigint;
+BEGIN
+    -- Both directions of every pair.
+    EXECUTE pg_catalog.format(
+        'CREATE TEMPORARY TABLE %I ON COMMIT DROP AS '
+        'SELECT p.id1 AS a, p.id2 AS b, p.similarity FROM @extschema@.simhash_similar_pairs($1, $2) p',
+        edges) USING query, min_similarity;
+    EXECUTE pg_catalog.format(
+        'INSERT INTO pg_temp.%1$I (a, b, similarity) SELECT e.b, e.a, e.similarity FROM pg_temp.%1$I e',
+        edges);
+    EXECUTE pg_catalog.format('ANALYZE pg_temp.%I', edges);
+    -- Minimum-label propagation with pointer jumping: labels only decrease, and at the fixed
+    -- point every row of a component carries the component's smallest id.
+    EXECUTE pg_catalog.format(
+        'CREATE TEMPORARY TABLE %I ON COMMIT DROP AS '
+        'SELECT e.a AS id, CASE WHEN pg_catalog.min(e.b) OPERATOR(pg_catalog.<) e.a THEN pg_catalog.min(e.b) ELSE e.a END AS c, '
+        'pg_catalog.max(e.similarity) AS similarity '
+        'FROM pg_temp.%I e GROUP BY e.a', labels, edges);
+    EXECUTE pg_catalog.format('CREATE UNIQUE INDEX ON pg_temp.%I (id)', labels);
+    EXECUTE pg_catalog.format('ANALYZE pg_temp.%I', labels);
+    LOOP
+        EXECUTE pg_catalog.format(
+            'UPDATE pg_temp.%1$I l SET c = m.c '
+            'FROM (SELECT e.a AS id, pg_catalog.min(n.c) AS c FROM pg_temp.%2$I e '
+            '      JOIN pg_temp.%1$I n ON n.id OPERATOR(pg_catalog.=) e.b GROUP BY e.a) m '
+            'WHERE l.id OPERATOR(pg_catalog.=) m.id AND m.c OPERATOR(pg_catalog.<) l.c',
+            labels, edges);
+        GET DIAGNOSTICS hooked = ROW_COUNT;
+        EXECUTE pg_catalog.format(
+            'UPDATE pg_temp.%1$I l SET c = p.c FROM pg_temp.%1$I p '
+            'WHERE p.id OPERATOR(pg_catalog.=) l.c AND p.c OPERATOR(pg_catalog.<) l.c',
+            labels);
+        GET DIAGNOSTICS jumped = ROW_COUNT;
+        EXIT WHEN hooked OPERATOR(pg_catalog.=) 0 AND jumped OPERATOR(pg_catalog.=) 0;
+    END LOOP;
+    RETURN QUERY EXECUTE pg_catalog.format(
+        'SELECT l.id, l.c, l.similarity FROM pg_temp.%I l ORDER BY 2, 1', labels);
+    EXECUTE pg_catalog.format('DROP TABLE pg_temp.%I, pg_temp.%I', labels, edges);
+END
+$fn$;
+COMMENT ON FUNCTION simhash_similar_clusters(text, double precision) IS
+'connected components of the pairs of simhash_similar_pairs(query, min_similarity): each row that has a similar row, with cluster_id = the smallest id of its component and similarity = its highest similarity to another row of it; rows not returned have no similar row';

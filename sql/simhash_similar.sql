@@ -1,0 +1,167 @@
+-- Verified near duplicates: simhash_jaccard / simhash_containment / simhash_shingles, and
+-- simhash_similar_pairs / simhash_similar_clusters against a brute force whose shingle
+-- Jaccard is computed independently, in plain SQL.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
+\set VERBOSITY terse
+
+-- Known values: abcdefg and abcdefh share 2 of 4 shingles; normalization ignores case, white
+-- space and punctuation; a text shorter than 5 characters is one shingle.
+SELECT simhash_jaccard('abcdefg', 'abcdefh') AS half,
+       simhash_jaccard('Permission is hereby granted, free of charge.',
+                       'PERMISSION   IS HEREBY granted free of charge') AS same,
+       simhash_jaccard('abc', 'ABC!') AS short_same,
+       simhash_jaccard('abc', 'abd') AS short_different,
+       simhash_jaccard('', 'abcdef') AS one_empty,
+       simhash_jaccard('', '...') IS NULL AS both_empty_null,
+       simhash_jaccard(NULL, 'abc') IS NULL AS strict;
+SELECT simhash_containment('abcdefg', 'xx abcdefg yy') AS inside,
+       round(simhash_containment('xx abcdefg yy', 'abcdefg')::numeric, 4) AS partly,
+       simhash_containment('...', 'abc') IS NULL AS empty_null;
+-- Chinese and Japanese are shingled by characters.
+SELECT cardinality(simhash_shingles('自由软件基金会')) AS zh_shingles,
+       simhash_jaccard('自由软件基金会', '自由软件基金会。') AS zh_same,
+       round(simhash_jaccard('これはテストの文章です', 'これはテストの文章でした')::numeric, 4) AS ja;
+-- The stored set gives the same answers, and is simhash_features(body, 'char', 5).
+SELECT simhash_jaccard(simhash_shingles('abcdefg'), simhash_shingles('abcdefh')) AS from_sets,
+       simhash_containment(simhash_shingles('abcdefg'), simhash_shingles('xx abcdefg yy')) AS contained,
+       cardinality(simhash_shingles('')) AS empty_set,
+       simhash_shingles('the quick brown fox') =
+           (SELECT array_agg(f.feature ORDER BY (f.feature::bit(64))::text)
+            FROM simhash_features('the quick brown fox', 'char', 5) f) AS same_as_features;
+-- Sets that are not made by simhash_shingles are refused.
+SELECT simhash_jaccard(ARRAY[2, 1]::bigint[], ARRAY[1]::bigint[]);
+SELECT simhash_jaccard(ARRAY[1, 1]::bigint[], ARRAY[1]::bigint[]);
+SELECT simhash_jaccard(ARRAY[1, NULL]::bigint[], ARRAY[1]::bigint[]);
+SELECT simhash_jaccard(ARRAY[[1, 2]]::bigint[], ARRAY[1]::bigint[]);
+SELECT simhash_jaccard('{}'::bigint[], '{}'::bigint[]) IS NULL AS both_empty_null;
+
+-- The test collection: 14 licence sentences and 12 deterministic edits of each (a word
+-- dropped, a word replaced, words swapped, case and punctuation changed, text appended),
+-- exact copies, short texts, texts without characters and a NULL text.
+CREATE TABLE sim_docs (id integer PRIMARY KEY, body text);
+CREATE TABLE sim_base (b integer, body text);
+INSERT INTO sim_base VALUES
+ (1, 'Permission is hereby granted free of charge to any person obtaining a copy of this software and associated documentation files'),
+ (2, 'The above copyright notice and this permission notice shall be included in all copies or substantial portions of the Software'),
+ (3, 'This program is free software you can redistribute it and or modify it under the terms of the GNU General Public License'),
+ (4, 'This program is distributed in the hope that it will be useful but WITHOUT ANY WARRANTY without even the implied warranty'),
+ (5, 'Redistribution and use in source and binary forms with or without modification are permitted provided that the following conditions are met'),
+ (6, 'Licensed under the Apache License Version 2.0 you may not use this file except in compliance with the License'),
+ (7, 'THE SOFTWARE IS PROVIDED AS IS WITHOUT WARRANTY OF ANY KIND EXPRESS OR IMPLIED INCLUDING BUT NOT LIMITED TO THE WARRANTIES'),
+ (8, 'On Debian systems the complete text of the GNU General Public License version 2 can be found in the file usr share common licenses'),
+ (9, 'Neither the name of the copyright holder nor the names of its contributors may be used to endorse or promote products derived'),
+ (10, 'You should have received a copy of the GNU Lesser General Public License along with this library if not write to the Free Software Foundation'),
+ (11, 'In no event shall the authors or copyright holders be liable for any claim damages or other liability whether in an action of contract'),
+ (12, 'Everyone is permitted to copy and distribute verbatim copies of this license document but changing it is not allowed'),
+ (13, 'The licenses for most software are designed to take away your freedom to share and change it'),
+ (14, 'This package was debianized by its maintainer and the packaging is licensed under the same terms as the software itself');
+INSERT INTO sim_docs (id, body)
+SELECT b * 100 + v,
+       CASE v
+         WHEN 0 THEN s.body
+         WHEN 1 THEN array_to_string(w[1:n/2] || w[n/2+2:n], ' ')
+         WHEN 2 THEN array_to_string(w[1:2] || ARRAY['changed'] || w[4:n], ' ')
+         WHEN 3 THEN array_to_string(w[1:n-2] || ARRAY[w[n], w[n-1]], ' ')
+         WHEN 4 THEN upper(replace(s.body, ' ', ', '))
+         WHEN 5 THEN s.body || ' and also a short remark at the end'
+         WHEN 6 THEN array_to_string(w[3:n], ' ')
+         WHEN 7 THEN array_to_string(w[1:n/3] || ARRAY['several', 'new', 'words', 'here'] || w[n/3+1:n], ' ')
+         WHEN 8 THEN array_to_string(w[n/2+1:n] || w[1:n/2], ' ')
+         WHEN 9 THEN s.body
+         WHEN 10 THEN array_to_string(w[1:n-5], ' ')
+         WHEN 11 THEN replace(s.body, 'e', 'é')
+         ELSE array_to_string(w[1:3] || w[5:7] || w[9:n], ' ')
+       END
+FROM sim_base s, LATERAL (SELECT string_to_array(s.body, ' ') AS w) a,
+     LATERAL (SELECT cardinality(a.w) AS n) c,
+     generate_series(0, 12) v;
+INSERT INTO sim_docs VALUES (1, 'abc'), (2, 'ABC'), (3, 'abd'), (4, ''), (5, '?!'), (6, NULL),
+                            (7, '自由软件基金会的通用公共许可证'), (8, '自由软件基金会的通用公共许可证。'),
+                            (9, '自由软件基金会的宽通用公共许可证');
+
+-- The independent reference: normalized characters of these texts are the letters and
+-- digits, lower-cased (é folds to é itself), white space and punctuation dropped; a shingle
+-- is 5 consecutive characters, or the whole text when shorter.
+CREATE TABLE sim_ref AS
+SELECT d.id, s.shingle
+FROM sim_docs d,
+     LATERAL (SELECT lower(regexp_replace(d.body, '[^[:alnum:]]', '', 'g')) AS t) n,
+     LATERAL (SELECT DISTINCT CASE WHEN length(n.t) < 5 THEN n.t ELSE substr(n.t, i, 5) END AS shingle
+              FROM generate_series(1, greatest(length(n.t) - 4, 1)) i) s
+WHERE length(n.t) > 0;
+CREATE TABLE sim_truth AS
+WITH sizes AS (SELECT id, count(*) AS n FROM sim_ref GROUP BY id),
+common AS (SELECT x.id AS id1, y.id AS id2, count(*) AS c
+           FROM sim_ref x JOIN sim_ref y ON x.shingle = y.shingle AND x.id < y.id
+           GROUP BY 1, 2)
+SELECT a.id AS id1, b.id AS id2,
+       coalesce(c.c, 0)::float8 / (a.n + b.n - coalesce(c.c, 0)) AS jaccard
+FROM sizes a JOIN sizes b ON a.id < b.id
+LEFT JOIN common c ON c.id1 = a.id AND c.id2 = b.id;
+
+-- simhash_jaccard equals the reference on every pair.
+SELECT count(*) AS pairs,
+       count(*) FILTER (WHERE abs(simhash_jaccard(a.body, b.body) - t.jaccard) > 1e-12) AS differ
+FROM sim_truth t JOIN sim_docs a ON a.id = t.id1 JOIN sim_docs b ON b.id = t.id2;
+
+-- simhash_similar_pairs: every returned pair is right (its similarity is the reference's and
+-- at least the threshold); and how many reference pairs it finds, per threshold.
+CREATE TABLE sim_found AS
+SELECT t.threshold, p.*
+FROM (VALUES (0.5), (0.7), (0.8), (0.9)) t (threshold),
+     LATERAL simhash_similar_pairs('SELECT id, body FROM sim_docs', t.threshold) p;
+SELECT f.threshold, count(*) AS returned,
+       count(*) FILTER (WHERE r.jaccard IS NULL OR abs(r.jaccard - f.similarity) > 1e-12
+                              OR f.similarity < f.threshold OR f.id1 >= f.id2) AS wrong
+FROM sim_found f LEFT JOIN sim_truth r ON r.id1 = f.id1 AND r.id2 = f.id2
+GROUP BY 1 ORDER BY 1;
+SELECT t.threshold, count(r.*) AS reference_pairs, count(f.id1) AS found,
+       round(count(f.id1)::numeric / count(r.*), 3) AS recall
+FROM (VALUES (0.5), (0.7), (0.8), (0.9)) t (threshold)
+JOIN sim_truth r ON r.jaccard >= t.threshold
+LEFT JOIN sim_found f ON f.threshold = t.threshold AND f.id1 = r.id1 AND f.id2 = r.id2
+GROUP BY 1 ORDER BY 1;
+-- The pairs missed at 0.8, if any, with their reference similarity.
+SELECT r.id1, r.id2, round(r.jaccard::numeric, 3) AS jaccard
+FROM sim_truth r LEFT JOIN sim_found f ON f.threshold = 0.8 AND f.id1 = r.id1 AND f.id2 = r.id2
+WHERE r.jaccard >= 0.8 AND f.id1 IS NULL ORDER BY 1, 2;
+-- Exact copies and copies that differ only in case are pairs of similarity 1.
+SELECT id1, id2, similarity FROM sim_found
+WHERE threshold = 0.9 AND id1 < 10 ORDER BY 1, 2;
+
+-- simhash_similar_clusters: the connected components of the pairs, named by their smallest
+-- id, checked against a transitive closure of simhash_similar_pairs in SQL.
+CREATE TABLE sim_clusters AS
+SELECT * FROM simhash_similar_clusters('SELECT id, body FROM sim_docs', 0.8);
+WITH RECURSIVE e AS (SELECT id1 AS a, id2 AS b FROM sim_found WHERE threshold = 0.8
+                     UNION SELECT id2, id1 FROM sim_found WHERE threshold = 0.8),
+reach (a, b) AS (SELECT a, a FROM e UNION SELECT r.a, e.b FROM reach r JOIN e ON e.a = r.b),
+want AS (SELECT a AS id, min(b) AS cluster_id FROM reach GROUP BY a)
+SELECT (SELECT count(*) FROM want) AS rows_,
+       (SELECT count(DISTINCT cluster_id) FROM want) AS clusters,
+       (SELECT count(*) FROM want w FULL JOIN sim_clusters c USING (id)
+        WHERE w.cluster_id IS DISTINCT FROM c.cluster_id) AS differ,
+       (SELECT count(*) FROM sim_clusters c
+        WHERE c.similarity IS DISTINCT FROM
+              (SELECT max(f.similarity) FROM sim_found f
+               WHERE f.threshold = 0.8 AND c.id IN (f.id1, f.id2))) AS wrong_similarity;
+
+-- Bad input.
+SELECT * FROM simhash_similar_pairs('SELECT id, body FROM sim_docs', 0);
+SELECT * FROM simhash_similar_pairs('SELECT id, body FROM sim_docs', 1.5);
+SELECT * FROM simhash_similar_pairs('SELECT id, body FROM sim_docs', 'NaN');
+SELECT * FROM simhash_similar_pairs('SELECT body, id FROM sim_docs', 0.8);
+SELECT * FROM simhash_similar_pairs('SELECT id, id FROM sim_docs', 0.8);
+SELECT * FROM simhash_similar_pairs('SELECT NULL::bigint, body FROM sim_docs', 0.8);
+SELECT * FROM simhash_similar_pairs('SELECT 1, body FROM sim_docs', 0.8);
+SELECT * FROM simhash_similar_pairs('SELECT id FROM sim_docs', 0.8);
+SELECT * FROM simhash_similar_clusters('SELECT id, body FROM sim_docs', -1);
+SELECT count(*) AS none FROM simhash_similar_pairs('SELECT id, body FROM sim_docs WHERE false', 0.8);
+SELECT count(*) AS none FROM simhash_similar_clusters('SELECT id, body FROM sim_docs WHERE false', 0.8);
+-- Nothing is left behind: no temporary table, no changed setting.
+SELECT count(*) AS temp_tables FROM pg_class WHERE relname LIKE 'simhash_%' AND relpersistence = 't';
+SHOW enable_hashjoin;
+
+DROP TABLE sim_docs, sim_base, sim_ref, sim_truth, sim_found, sim_clusters;

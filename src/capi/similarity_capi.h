@@ -1,0 +1,33 @@
+/*
+ * The C ABI of near-duplicate verification (src/core/similarity.hpp): the overlap of two
+ * shingle sets. Same rules as simhash_capi.h: noexcept, a status plus a message in the
+ * caller's buffer, no heap memory crossing.
+ */
+#ifndef SIMHASH_SIMILARITY_CAPI_H
+#define SIMHASH_SIMILARITY_CAPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capi/simhash_capi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Characters per shingle of the similarity functions (simhash::kSimilarityShingle). */
+#define SIMHASH_SIMILARITY_SHINGLE 5
+
+/*
+ * |A ∩ B| of two shingle sets given as ascending, distinct hashes (as simhash_text_distinct
+ * leaves them) into *common; SIMHASH_INVALID_ARGUMENT when either set is not ascending.
+ */
+simhash_status simhash_shingle_overlap(const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
+                                       uint64_t *common, char *errbuf,
+                                       size_t errcap) SIMHASH_NOEXCEPT;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIMHASH_SIMILARITY_CAPI_H */

@@ -1,0 +1,180 @@
+/*
+ * Verification of near duplicates: the resemblance of two texts as the Jaccard similarity
+ * (or containment) of their sets of shingles of 5 normalized characters
+ * (src/core/similarity.hpp).
+ *
+ *   simhash_jaccard(a text, b text), simhash_containment(a text, b text)
+ *   simhash_shingles(body text) -> bigint[]: the set itself, to store or to pass on
+ *   simhash_jaccard(a bigint[], b bigint[]), simhash_containment(a bigint[], b bigint[])
+ *
+ * Undefined similarities are NULL: Jaccard of two texts without characters, containment of
+ * a text without characters. Sets passed as arrays must be as simhash_shingles returns them
+ * (ascending as unsigned 64-bit values, distinct, no NULL): 22023, 22004 or 2202E otherwise.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+#include "capi/similarity_capi.h"
+#include "pg/options_pg.h"
+
+/* A shingle set: ascending distinct hashes. */
+typedef struct ShingleSet
+{
+	const uint64 *data;
+	size_t		size;
+} ShingleSet;
+
+static ShingleSet
+shingles_of_text(text *body)
+{
+	simhash_text_options options;
+	uint64	   *features;
+	ShingleSet	set;
+
+	options.tokenizer = SIMHASH_TOKENIZER_CHAR;
+	options.n = SIMHASH_SIMILARITY_SHINGLE;
+	options.weighting = SIMHASH_WEIGHTING_BINARY;
+	options.min_features = 1;
+	set.size = simhash_distinct_features(body, &options, &features, NULL);
+	set.data = features;
+	return set;
+}
+
+static ShingleSet
+shingles_of_array(ArrayType *a)
+{
+	ShingleSet	set;
+
+	if (ARR_NDIM(a) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("simhash: a shingle set must be a one-dimensional array")));
+	if (array_contains_nulls(a))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("simhash: a shingle set must not contain NULL")));
+	/* int8 is pass-by-value and 8-byte aligned: the data is a plain array of 64-bit words. */
+	set.data = (const uint64 *) ARR_DATA_PTR(a);
+	set.size = ARR_NDIM(a) == 0 ? 0 : (size_t) ARR_DIMS(a)[0];
+	return set;
+}
+
+static uint64
+common_shingles(ShingleSet a, ShingleSet b)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	uint64		common = 0;
+
+	simhash_check_status(simhash_shingle_overlap(a.data, a.size, b.data, b.size, &common, errbuf,
+												 sizeof(errbuf)),
+						 errbuf);
+	return common;
+}
+
+/* Jaccard of two sets, false when undefined (both empty). */
+static bool
+jaccard(ShingleSet a, ShingleSet b, double *result)
+{
+	uint64		common;
+
+	if (a.size == 0 && b.size == 0)
+		return false;
+	common = common_shingles(a, b);
+	*result = (double) common / (double) (a.size + b.size - common);
+	return true;
+}
+
+/* Share of a's shingles in b, false when undefined (a empty). */
+static bool
+containment(ShingleSet a, ShingleSet b, double *result)
+{
+	if (a.size == 0)
+		return false;
+	*result = (double) common_shingles(a, b) / (double) a.size;
+	return true;
+}
+
+PG_FUNCTION_INFO_V1(simhash_jaccard_text);
+
+/* simhash_jaccard(a text, b text) -> float8: |A ∩ B| / |A ∪ B| of their shingle sets. */
+Datum
+simhash_jaccard_text(PG_FUNCTION_ARGS)
+{
+	double		result;
+
+	if (!jaccard(shingles_of_text(PG_GETARG_TEXT_PP(0)), shingles_of_text(PG_GETARG_TEXT_PP(1)),
+				 &result))
+		PG_RETURN_NULL();
+	PG_RETURN_FLOAT8(result);
+}
+
+PG_FUNCTION_INFO_V1(simhash_containment_text);
+
+/* simhash_containment(a text, b text) -> float8: |A ∩ B| / |A|. */
+Datum
+simhash_containment_text(PG_FUNCTION_ARGS)
+{
+	double		result;
+
+	if (!containment(shingles_of_text(PG_GETARG_TEXT_PP(0)),
+					 shingles_of_text(PG_GETARG_TEXT_PP(1)), &result))
+		PG_RETURN_NULL();
+	PG_RETURN_FLOAT8(result);
+}
+
+PG_FUNCTION_INFO_V1(simhash_jaccard_sets);
+
+/* simhash_jaccard(a bigint[], b bigint[]) -> float8, for sets from simhash_shingles(). */
+Datum
+simhash_jaccard_sets(PG_FUNCTION_ARGS)
+{
+	double		result;
+
+	if (!jaccard(shingles_of_array(PG_GETARG_ARRAYTYPE_P(0)),
+				 shingles_of_array(PG_GETARG_ARRAYTYPE_P(1)), &result))
+		PG_RETURN_NULL();
+	PG_RETURN_FLOAT8(result);
+}
+
+PG_FUNCTION_INFO_V1(simhash_containment_sets);
+
+/* simhash_containment(a bigint[], b bigint[]) -> float8. */
+Datum
+simhash_containment_sets(PG_FUNCTION_ARGS)
+{
+	double		result;
+
+	if (!containment(shingles_of_array(PG_GETARG_ARRAYTYPE_P(0)),
+					 shingles_of_array(PG_GETARG_ARRAYTYPE_P(1)), &result))
+		PG_RETURN_NULL();
+	PG_RETURN_FLOAT8(result);
+}
+
+PG_FUNCTION_INFO_V1(simhash_shingles_text);
+
+/*
+ * simhash_shingles(body text) -> bigint[]: the shingle set of a text, ascending as unsigned
+ * 64-bit values (the order simhash_jaccard(bigint[], bigint[]) expects); empty for a text
+ * without characters.
+ */
+Datum
+simhash_shingles_text(PG_FUNCTION_ARGS)
+{
+	ShingleSet	set = shingles_of_text(PG_GETARG_TEXT_PP(0));
+	ArrayType  *result;
+
+	if (set.size > (size_t) MaxArraySize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("simhash: the text has too many shingles for an array (%zu)", set.size)));
+	/* int8 is pass-by-value on the 64-bit platforms we build for: a Datum holds the value. */
+	StaticAssertStmt(sizeof(Datum) == sizeof(uint64), "int8 must be pass-by-value");
+	result = construct_array((Datum *) set.data, (int) set.size, INT8OID, sizeof(int64), true,
+							 TYPALIGN_DOUBLE);
+	PG_RETURN_ARRAYTYPE_P(result);
+}
