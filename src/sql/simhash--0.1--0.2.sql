@@ -601,16 +601,15 @@ CREATE FUNCTION simhash_containment(a bigint[], b bigint[]) RETURNS double preci
 COMMENT ON FUNCTION simhash_containment(bigint[], bigint[]) IS
 'share of shingle set a (from simhash_shingles) found in b; NULL when a is empty';
 
--- The candidate recipe of the verified functions: the fingerprint that finds the pairs at or
--- above a similarity threshold within the smallest Hamming radius (chosen with
--- bench/eval_natural.cpp on natural near duplicates; see the README's calibration table).
-CREATE FUNCTION simhash_similar_fingerprint(body text) RETURNS bigint
-    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-    RETURN @extschema@.simhash(body, 'word', 1, 'binary');
-COMMENT ON FUNCTION simhash_similar_fingerprint(text) IS
-'the fingerprint simhash_similar_pairs and simhash_similar_clusters find candidates with: simhash(body, ''word'', 1, ''binary'')';
-
-CREATE FUNCTION simhash_similar_radius(min_similarity double precision) RETURNS integer
+-- The candidate recipes of the verified functions: for a similarity threshold, the
+-- fingerprints (simhash(body, tokenizer, n, 'binary')) and Hamming radii whose candidate
+-- pairs hold at least 97 % of the pairs at or above the threshold in every collection of
+-- natural near duplicates measured (bench/eval_natural.cpp: paragraphs of man pages in
+-- five languages and of copyright files), with the fewest candidates; radii are at most 16,
+-- what simhash_pairs serves. Below 0.7 two recipes are joined. See the README's
+-- calibration table.
+CREATE FUNCTION simhash_similar_recipes(min_similarity double precision)
+    RETURNS TABLE (tokenizer text, n integer, max_distance integer)
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     AS $$
@@ -619,14 +618,19 @@ BEGIN
         RAISE EXCEPTION 'simhash: min_similarity must be in (0, 1], got %', min_similarity
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    RETURN CASE WHEN min_similarity >= 0.9 THEN 10
-                WHEN min_similarity >= 0.8 THEN 12
-                WHEN min_similarity >= 0.7 THEN 14
-                ELSE 16 END;
+    IF min_similarity >= 0.9 THEN
+        RETURN QUERY VALUES ('char', 5, 12);
+    ELSIF min_similarity >= 0.8 THEN
+        RETURN QUERY VALUES ('char', 5, 14);
+    ELSIF min_similarity >= 0.7 THEN
+        RETURN QUERY VALUES ('char', 3, 16);
+    ELSE
+        RETURN QUERY VALUES ('word', 1, 16), ('char', 3, 16);
+    END IF;
 END
 $$;
-COMMENT ON FUNCTION simhash_similar_radius(double precision) IS
-'the Hamming radius of simhash_similar_fingerprint within which simhash_similar_pairs looks for pairs at or above min_similarity (0 < min_similarity <= 1)';
+COMMENT ON FUNCTION simhash_similar_recipes(double precision) IS
+'the fingerprints simhash(body, tokenizer, n, ''binary'') and Hamming radii within which simhash_similar_pairs looks for candidate pairs at or above min_similarity (0 < min_similarity <= 1)';
 
 -- All pairs of a query's (id, body) rows whose shingle similarity is at least
 -- min_similarity. The steps, each into a temporary table (memory is PostgreSQL's own:
@@ -635,8 +639,8 @@ COMMENT ON FUNCTION simhash_similar_radius(double precision) IS
 --   2. identical texts are grouped: each group is represented by its smallest id, and its
 --      members are pairs of similarity 1 without further work; texts without a feature
 --      (no character) are left out;
---   3. candidates: pairs of representatives whose simhash_similar_fingerprint lie within
---      simhash_similar_radius(min_similarity) bits (simhash_pairs);
+--   3. candidates: pairs of representatives whose fingerprints lie within the radius of
+--      one of the simhash_similar_recipes(min_similarity) (simhash_pairs);
 --   4. the shingle set of every representative in a candidate pair, computed once (the
 --      costly step) and stored uncompressed;
 --   5. each candidate verified by simhash_jaccard through index lookups of its two sets (no
@@ -648,7 +652,8 @@ CREATE FUNCTION simhash_similar_pairs(query text, min_similarity double precisio
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
     AS $fn$
 DECLARE
-    k integer := @extschema@.simhash_similar_radius(min_similarity);
+    recipe record;
+    candidates text := '';
     tmp text := pg_catalog.format('simhash_similar_%s_%s', pg_catalog.pg_backend_pid(),
                                   pg_catalog.md5(pg_catalog.random()::pg_catalog.text));
     rows_ text := pg_catalog.format('%s_rows', tmp);
@@ -661,6 +666,7 @@ DECLARE
     hashjoin text;
     mergejoin text;
 BEGIN
+    PERFORM @extschema@.simhash_similar_recipes(min_similarity);  -- checks min_similarity
     EXECUTE pg_catalog.format(
         'SELECT pg_catalog.pg_typeof((SELECT q.id FROM (%1$s) AS q (id, body) LIMIT 0)), '
         'pg_catalog.pg_typeof((SELECT q.body FROM (%1$s) AS q (id, body) LIMIT 0))', query)
@@ -692,25 +698,31 @@ BEGIN
             USING ERRCODE = 'cardinality_violation';
     END IF;
 
-    -- 2. Groups of identical texts; the representative (rep = id) keeps the text and its
-    -- fingerprint. Groups whose text has no feature are left out.
+    -- 2. Groups of identical texts; the representative (rep = id) keeps the text. Groups
+    -- whose text has no character are left out.
     EXECUTE pg_catalog.format(
         'CREATE TEMPORARY TABLE %1$I ON COMMIT DROP AS '
         'SELECT g.id, g.rep, '
-        '       CASE WHEN g.id OPERATOR(pg_catalog.=) g.rep THEN g.body END AS body, '
-        '       CASE WHEN g.id OPERATOR(pg_catalog.=) g.rep THEN @extschema@.simhash_similar_fingerprint(g.body) END AS fp '
+        '       CASE WHEN g.id OPERATOR(pg_catalog.=) g.rep THEN g.body END AS body '
         'FROM (SELECT r.id, r.body, pg_catalog.min(r.id) OVER (PARTITION BY r.body) AS rep '
         '      FROM pg_temp.%2$I r WHERE r.body IS NOT NULL) g; '
         'DROP TABLE pg_temp.%2$I; '
         'DELETE FROM pg_temp.%1$I g WHERE g.rep IN '
-        '    (SELECT r.id FROM pg_temp.%1$I r WHERE r.id OPERATOR(pg_catalog.=) r.rep AND r.fp IS NULL)',
+        '    (SELECT r.id FROM pg_temp.%1$I r WHERE r.body IS NOT NULL '
+        '     AND @extschema@.simhash(r.body, ''char'', 1, ''binary'') IS NULL)',
         reps, rows_);
 
     -- 3. Candidate pairs of representatives.
-    EXECUTE pg_catalog.format(
-        'CREATE TEMPORARY TABLE %1$I ON COMMIT DROP AS '
-        'SELECT p.id1, p.id2 FROM @extschema@.simhash_pairs(%2$L, %3$s) AS p',
-        cand, pg_catalog.format('SELECT r.id, r.fp FROM pg_temp.%I r WHERE r.fp IS NOT NULL', reps), k);
+    FOR recipe IN SELECT * FROM @extschema@.simhash_similar_recipes(min_similarity) LOOP
+        candidates := pg_catalog.format(
+            '%s%sSELECT p.id1, p.id2 FROM @extschema@.simhash_pairs(%L, %s) AS p',
+            candidates, CASE WHEN candidates OPERATOR(pg_catalog.=) '' THEN '' ELSE ' UNION ' END,
+            pg_catalog.format('SELECT r.id, @extschema@.simhash(r.body, %L, %s, ''binary'') '
+                              'FROM pg_temp.%I r WHERE r.body IS NOT NULL',
+                              recipe.tokenizer, recipe.n, reps),
+            recipe.max_distance);
+    END LOOP;
+    EXECUTE pg_catalog.format('CREATE TEMPORARY TABLE %I ON COMMIT DROP AS %s', cand, candidates);
 
     -- 4. The shingle sets of the representatives in candidate pairs.
     EXECUTE pg_catalog.format(
@@ -718,7 +730,7 @@ BEGIN
         'ALTER TABLE pg_temp.%1$I ALTER COLUMN sh SET STORAGE EXTERNAL; '
         'INSERT INTO pg_temp.%1$I (id, sh) '
         'SELECT r.id, @extschema@.simhash_shingles(r.body) FROM pg_temp.%2$I r '
-        'WHERE r.fp IS NOT NULL AND r.id IN (SELECT c.id1 FROM pg_temp.%3$I c UNION SELECT c.id2 FROM pg_temp.%3$I c); '
+        'WHERE r.body IS NOT NULL AND r.id IN (SELECT c.id1 FROM pg_temp.%3$I c UNION SELECT c.id2 FROM pg_temp.%3$I c); '
         'CREATE INDEX ON pg_temp.%2$I (rep); '
         'ANALYZE pg_temp.%3$I; ANALYZE pg_temp.%2$I',
         sets, reps, cand);
