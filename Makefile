@@ -62,7 +62,8 @@ REGRESS_OPTS = --inputdir=. --outputdir=.
 ISOLATION = \
 	simhash_dedupe_read_committed \
 	simhash_dedupe_snapshot \
-	simhash_dedupe_policies
+	simhash_dedupe_policies \
+	simhash_dedupe_similarity
 ISOLATION_OPTS = --inputdir=. --outputdir=output_iso
 
 PG_CPPFLAGS = -I$(srcdir)/src

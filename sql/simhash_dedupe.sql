@@ -241,4 +241,73 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE id > 10000) AS mit_copies_kept F
 -- brute force: no two rows within 3 bits
 SELECT count(*) AS near_pairs FROM docs a JOIN docs b ON a.id < b.id AND hamming(a.fp, b.fp) <= 3;
 
+
+-- With a similarity threshold instead of a distance: the fingerprint column holds
+-- simhash(body, 'char', 5, 'binary'), candidates come from the radius of the threshold (14
+-- for 0.8) and a row is a near duplicate when its simhash_jaccard reaches the threshold.
+-- Rows offered one by one in id order; afterwards, by brute force: no two kept rows are
+-- near duplicates, and every skipped row is a near duplicate of a kept row before it.
+CREATE TABLE sim_offered (id integer PRIMARY KEY, body text);
+INSERT INTO sim_offered
+SELECT row_number() OVER (ORDER BY t.name, v), CASE v
+         WHEN 0 THEN t.body
+         WHEN 1 THEN upper(t.body)
+         WHEN 2 THEN regexp_replace(t.body, '^(\S+\s+){2}', '')
+         WHEN 3 THEN t.body || ' With one more sentence added at the end of it.'
+         ELSE regexp_replace(t.body, '(\S+\s+){6}$', '')
+       END
+FROM texts t, generate_series(0, 4) v;
+CREATE TABLE sim_kept (id integer PRIMARY KEY, body text, fp bigint, dup_of integer);
+CREATE TRIGGER sim_dedupe BEFORE INSERT OR UPDATE OF body ON sim_kept FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0.8', 'skip');
+SELECT count(*) AS indexes FROM simhash_create_index('sim_kept', 'fp', 14);
+INSERT INTO sim_kept (id, body) SELECT id, body FROM sim_offered ORDER BY id;
+SELECT (SELECT count(*) FROM sim_offered) AS offered, count(*) AS kept,
+       count(*) FILTER (WHERE fp IS DISTINCT FROM simhash(body, 'char', 5, 'binary')) AS wrong_fp
+FROM sim_kept;
+SELECT count(*) AS near_pairs_kept
+FROM sim_kept a JOIN sim_kept b ON a.id < b.id
+WHERE hamming(a.fp, b.fp) <= 14 AND simhash_jaccard(a.body, b.body) >= 0.8;
+SELECT count(*) AS skipped,
+       count(*) FILTER (WHERE NOT EXISTS (
+           SELECT FROM sim_kept k WHERE k.id < o.id
+             AND hamming(k.fp, simhash(o.body, 'char', 5, 'binary')) <= 14
+             AND simhash_jaccard(k.body, o.body) >= 0.8)) AS skipped_wrongly
+FROM sim_offered o WHERE o.id NOT IN (SELECT id FROM sim_kept);
+-- reject names the most similar row; link links to it
+DROP TRIGGER sim_dedupe ON sim_kept;
+CREATE TRIGGER sim_dedupe BEFORE INSERT OR UPDATE OF body ON sim_kept FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0.8', 'reject');
+\set VERBOSITY default
+INSERT INTO sim_kept (id, body) SELECT 1000, upper(body) FROM sim_kept WHERE id = 1;
+\set VERBOSITY terse
+DROP TRIGGER sim_dedupe ON sim_kept;
+CREATE TRIGGER sim_dedupe BEFORE INSERT OR UPDATE OF body ON sim_kept FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0.9', 'link', 'dup_of');
+SELECT count(*) AS indexes FROM simhash_create_index('sim_kept', 'fp', 12);
+INSERT INTO sim_kept (id, body)
+SELECT 2000 + row_number() OVER (ORDER BY id), body || '!' FROM (SELECT * FROM sim_kept WHERE fp IS NOT NULL ORDER BY id LIMIT 3) k;
+INSERT INTO sim_kept (id, body) VALUES (2004, 'An unrelated sentence about the weather in the mountains during a long winter');
+SELECT k.id, k.dup_of, o.id AS original FROM sim_kept k
+LEFT JOIN (SELECT id, row_number() OVER (ORDER BY id) AS n FROM sim_kept WHERE id < 2000 AND fp IS NOT NULL) o ON k.id = 2000 + o.n
+WHERE k.id BETWEEN 2001 AND 2003 ORDER BY k.id;
+-- an update that makes a row similar to another is linked too
+UPDATE sim_kept SET body = (SELECT body FROM sim_kept WHERE id < 2000 ORDER BY id LIMIT 1 OFFSET 5) WHERE id = 2004;
+SELECT dup_of = (SELECT id FROM sim_kept WHERE id < 2000 ORDER BY id LIMIT 1 OFFSET 5) AS linked FROM sim_kept WHERE id = 2004;
+-- bad thresholds, and a generated fingerprint column
+CREATE TABLE sim_bad (id integer PRIMARY KEY, body text, fp bigint,
+                      gfp bigint GENERATED ALWAYS AS (simhash(body)) STORED);
+CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0.5', 'skip');
+INSERT INTO sim_bad (id, body) VALUES (1, 'x');
+DROP TRIGGER b1 ON sim_bad;
+CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '1.5', 'skip');
+INSERT INTO sim_bad (id, body) VALUES (1, 'x');
+DROP TRIGGER b1 ON sim_bad;
+CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0.x', 'skip');
+INSERT INTO sim_bad (id, body) VALUES (1, 'x');
+DROP TRIGGER b1 ON sim_bad;
+CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'gfp', '0.8', 'skip');
+INSERT INTO sim_bad (id, body) VALUES (1, 'x');
+DROP TABLE sim_bad, sim_kept, sim_offered;
+
 DROP TABLE docs, texts;

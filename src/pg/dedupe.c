@@ -6,7 +6,8 @@
  *       EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
  *
  * Arguments: the text column, the fingerprint column (bigint, filled with simhash(text)
- * when it is NULL or the text changed), the largest distance k (0..16), the policy
+ * when it is NULL or the text changed), the largest distance k (0..16) or a similarity
+ * threshold (0.8..1, written with a decimal point: see parse_limit()), the policy
  * (reject | skip | link) and, for link, the column that receives the primary key of the
  * existing near duplicate.
  *
@@ -65,7 +66,9 @@
 
 #include "capi/search_capi.h"
 #include "pg/layouts.h"
+#include "pg/options_pg.h"
 #include "pg/search.h"
+#include "pg/similarity.h"
 #include "pg/simhash_pg.h"
 
 /* objsubid of the trigger's advisory locks in pg_locks ("SH"), so they cannot collide
@@ -78,6 +81,9 @@
 /* Largest k: what the lock keys support (core/locks.hpp). */
 #define MAX_DEDUPE_DISTANCE SIMHASH_MAX_LOCK_DISTANCE
 
+/* Smallest similarity threshold: one candidate fingerprint serves 0.8 and above. */
+#define MIN_DEDUPE_SIMILARITY 0.8
+
 typedef enum DedupePolicy
 {
 	POLICY_REJECT,
@@ -89,6 +95,7 @@ typedef enum DedupePolicy
 typedef struct DedupeTarget
 {
 	Oid			relid;
+	AttrNumber	text_attno;
 	AttrNumber	fp_attno;
 	AttrNumber	link_attno;		/* 0 unless the policy is link */
 	AttrNumber	key_attnos[INDEX_MAX_KEYS];
@@ -113,6 +120,7 @@ typedef struct DedupeConfig
 	AttrNumber	fp_attno;
 	AttrNumber	link_attno;
 	int			k;
+	double		min_similarity; /* 0: near duplicates by distance alone */
 	DedupePolicy policy;
 	int			nkeys;			/* primary key columns of root; 0: none (ctid is shown) */
 	char	   *key_names;		/* "id" or "a, b", for messages */
@@ -126,6 +134,7 @@ typedef struct Found
 {
 	bool		any;
 	int			distance;
+	double		similarity;		/* with a similarity threshold */
 	bool		is_original;	/* its link column is NULL (policy link) */
 	Datum		key;			/* its primary key (single column, policy link) */
 	char	   *key_text;		/* "(id)=(42)", or NULL when the caller may not read it */
@@ -187,14 +196,16 @@ layout_max_distance(Oid nsp, Oid root, const char *col)
 
 /* Fills a target for relation relid from the column names of the root. */
 static void
-make_target(DedupeTarget *t, Oid relid, const char *fp_name, const char *link_name,
-			Relation root, int nkeys, const AttrNumber *root_keys, Oid block_fn, int k)
+make_target(DedupeTarget *t, Oid relid, const char *text_name, const char *fp_name,
+			const char *link_name, Relation root, int nkeys, const AttrNumber *root_keys,
+			Oid block_fn, int k)
 {
 	SimhashLayouts layouts;
 	bool		in_index = true;
 
 	memset(t, 0, sizeof(*t));
 	t->relid = relid;
+	t->text_attno = get_attnum(relid, text_name);
 	t->fp_attno = get_attnum(relid, fp_name);
 	t->link_attno = link_name ? get_attnum(relid, link_name) : 0;
 	for (int i = 0; i < nkeys; i++)
@@ -247,6 +258,55 @@ check_generated_fp(Relation rel, DedupeConfig *c, Oid nsp, Trigger *tg)
 						 tg->tgargs[1], quote_identifier(tg->tgargs[0]))));
 }
 
+/*
+ * The third argument: a Hamming distance k ("3"), or a similarity threshold ("0.8", with a
+ * decimal point). With a threshold t, near duplicates are the rows whose texts have a
+ * simhash_jaccard of at least t; candidates are the rows whose fingerprints
+ * simhash(text, 'char', 5, 'binary') lie within the radius simhash_similar_recipes(t) gives
+ * (k = 14 below 0.9, 12 from 0.9: at least 97 % of the pairs at t in every collection of
+ * bench/eval_natural.cpp). Below 0.8 the recipes need two fingerprints: refused.
+ */
+static void
+parse_limit(DedupeConfig *c, Trigger *tg)
+{
+	const char *arg = tg->tgargs[2];
+	char	   *end;
+
+	errno = 0;
+	if (strchr(arg, '.') != NULL)
+	{
+		double		t = strtod(arg, &end);
+
+		if (errno != 0 || end == arg || *end != '\0' || !(t > 0 && t <= 1))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("simhash_dedupe: a similarity threshold must be a number in (0, 1], got \"%s\"",
+							arg)));
+		if (t < MIN_DEDUPE_SIMILARITY)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("simhash_dedupe: similarity thresholds below %.1f are not supported, got \"%s\"",
+							MIN_DEDUPE_SIMILARITY, arg),
+					 errdetail("Below %.1f, finding the candidates takes two fingerprints a row.",
+							   MIN_DEDUPE_SIMILARITY),
+					 errhint("Use a threshold of at least %.1f, or find such pairs with simhash_similar_pairs().",
+							 MIN_DEDUPE_SIMILARITY)));
+		c->min_similarity = t;
+		c->k = t >= 0.9 ? 12 : 14;
+		return;
+	}
+	{
+		long		k = strtol(arg, &end, 10);
+
+		if (errno != 0 || end == arg || *end != '\0' || k < 0 || k > MAX_DEDUPE_DISTANCE)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("simhash_dedupe: maximum distance must be a whole number from 0 to %d, or a similarity threshold such as 0.8, got \"%s\"",
+							MAX_DEDUPE_DISTANCE, arg)));
+		c->k = (int) k;
+	}
+}
+
 static DedupeConfig *
 make_config(FunctionCallInfo fcinfo, TriggerData *td)
 {
@@ -261,8 +321,6 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 	AttrNumber	root_keys[INDEX_MAX_KEYS];
 	List	   *leaves;
 	ListCell   *lc;
-	char	   *end;
-	long		k;
 	int			served;
 
 	if (tg->tgnargs < 4 || tg->tgnargs > 5)
@@ -290,17 +348,18 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 	}
 	c->fp_attno = column(rel, tg->tgargs[1], "fingerprint");
 	expect_type(rel, c->fp_attno, INT8OID, "fingerprint");
+	parse_limit(c, tg);
 	if (TupleDescAttr(RelationGetDescr(rel), c->fp_attno - 1)->attgenerated)
+	{
+		if (c->min_similarity > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("simhash_dedupe: with a similarity threshold, fingerprint column \"%s\" of table \"%s\" must not be generated",
+							tg->tgargs[1], RelationGetRelationName(rel)),
+					 errhint("Make \"%s\" a plain bigint column: the trigger fills it with simhash(%s, 'char', 5, 'binary').",
+							 tg->tgargs[1], quote_identifier(tg->tgargs[0]))));
 		check_generated_fp(rel, c, nsp, tg);
-
-	errno = 0;
-	k = strtol(tg->tgargs[2], &end, 10);
-	if (errno != 0 || end == tg->tgargs[2] || *end != '\0' || k < 0 || k > MAX_DEDUPE_DISTANCE)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("simhash_dedupe: maximum distance must be a whole number from 0 to %d, got \"%s\"",
-						MAX_DEDUPE_DISTANCE, tg->tgargs[2])));
-	c->k = (int) k;
+	}
 
 	if (strcmp(tg->tgargs[3], "reject") == 0)
 		c->policy = POLICY_REJECT;
@@ -383,7 +442,7 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 					 errmsg("simhash_dedupe: partition \"%s\" of table \"%s\" is not an ordinary table, so trigger \"%s\" cannot search it",
 							get_rel_name(leaf), RelationGetRelationName(root), tg->tgname),
 					 errdetail("Foreign tables cannot be deduplicated.")));
-		make_target(&c->targets[c->ntargets], leaf, tg->tgargs[1],
+		make_target(&c->targets[c->ntargets], leaf, tg->tgargs[0], tg->tgargs[1],
 					c->policy == POLICY_LINK ? tg->tgargs[4] : NULL,
 					root, c->nkeys, root_keys, block_fn, c->k);
 		if (c->targets[c->ntargets].plan.blocks == 0)
@@ -590,7 +649,7 @@ describe_key(DedupeConfig *c, DedupeTarget *t, TupleTableSlot *slot)
  */
 static void
 consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, int distance,
-		 Snapshot xact_snapshot, Found *found)
+		 double similarity, Snapshot xact_snapshot, Found *found)
 {
 	bool		is_original = true;
 	bool		better;
@@ -617,14 +676,16 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 		(void) slot_getattr(slot, t->link_attno, &isnull);
 		is_original = isnull;
 	}
-	/* Originals before rows that are themselves linked, then the nearest. */
+	/* Originals before rows that are themselves linked, then the nearest (most similar). */
 	better = !found->any ||
 		(is_original && !found->is_original) ||
-		(is_original == found->is_original && distance < found->distance);
+		(is_original == found->is_original &&
+		 (c->min_similarity > 0 ? similarity > found->similarity : distance < found->distance));
 	if (!better)
 		return;
 	found->any = true;
 	found->distance = distance;
+	found->similarity = similarity;
 	found->is_original = is_original;
 	if (c->policy == POLICY_LINK)
 	{
@@ -638,6 +699,14 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 		found->key_text = describe_key(c, t, slot);
 }
 
+/* The text of the row being written, and its shingle set once a candidate needs it. */
+typedef struct NewText
+{
+	text	   *body;
+	bool		have_set;
+	SimhashShingleSet set;
+} NewText;
+
 /* One search of one target for a fingerprint: what every candidate is checked against. */
 typedef struct Search
 {
@@ -649,21 +718,53 @@ typedef struct Search
 	Snapshot	xact_snapshot;
 	Oid			old_relid;		/* the row being updated (old_tid NULL on insert) */
 	ItemPointer old_tid;
+	NewText    *new_text;
 	Found	   *found;
 } Search;
 
-/* Checks a candidate row (in s->slot) whose fingerprint is fp: within k, not the row itself. */
+/*
+ * With a similarity threshold, the similarity of the candidate in s->slot to the new row;
+ * false when it is below the threshold (or undefined).
+ */
+static bool
+similar_enough(Search *s, double *similarity)
+{
+	bool		isnull;
+	Datum		d = slot_getattr(s->slot, s->t->text_attno, &isnull);
+	SimhashShingleSet other;
+	bool		defined;
+
+	if (isnull)
+		return false;
+	if (!s->new_text->have_set)
+	{
+		s->new_text->set = simhash_text_shingles(s->new_text->body);
+		s->new_text->have_set = true;
+	}
+	other = simhash_text_shingles(DatumGetTextPP(d));
+	defined = simhash_shingle_jaccard(s->new_text->set, other, similarity);
+	pfree((void *) other.data);
+	return defined && *similarity >= s->c->min_similarity;
+}
+
+/*
+ * Checks a candidate row (in s->slot) whose fingerprint is fp: within k, not the row itself,
+ * and with a threshold, similar enough.
+ */
 static void
 check_candidate(Search *s, uint64 fp)
 {
 	int			distance = simhash_hamming(s->fp, fp);
+	double		similarity = 0;
 
 	if (distance > s->c->k)
 		return;
 	if (s->old_tid != NULL && s->t->relid == s->old_relid &&
 		ItemPointerEquals(&s->slot->tts_tid, s->old_tid))
 		return;
-	consider(s->c, s->t, s->rel, s->slot, distance, s->xact_snapshot, s->found);
+	if (s->c->min_similarity > 0 && !similar_enough(s, &similarity))
+		return;
+	consider(s->c, s->t, s->rel, s->slot, distance, similarity, s->xact_snapshot, s->found);
 }
 
 /* Checks the row in s->slot, reading its fingerprint there. */
@@ -719,9 +820,10 @@ probe_block(Search *s, int i, Snapshot snapshot, const uint32 *probes, size_t n)
 /* Looks for rows of target t within k of fp visible to snapshot. */
 static void
 search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, Snapshot snapshot,
-			  Snapshot xact_snapshot, Oid old_relid, ItemPointer old_tid, Found *found)
+			  Snapshot xact_snapshot, Oid old_relid, ItemPointer old_tid, NewText *new_text,
+			  Found *found)
 {
-	Search		s = {c, t, NULL, NULL, fp, xact_snapshot, old_relid, old_tid, found};
+	Search		s = {c, t, NULL, NULL, fp, xact_snapshot, old_relid, old_tid, new_text, found};
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
 	s.rel = table_open(t->relid, AccessShareLock);
@@ -760,6 +862,35 @@ search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, Snapshot snapshot,
 	table_close(s.rel, NoLock);
 }
 
+/*
+ * The fingerprint the trigger stores: simhash(text), or with a similarity threshold
+ * simhash(text, 'char', 5, 'binary'); false when the text has no feature.
+ */
+static bool
+row_fingerprint(DedupeConfig *c, text *t, uint64 *fp)
+{
+	if (c->min_similarity > 0)
+	{
+		simhash_text_options options = {SIMHASH_TOKENIZER_CHAR, 5, SIMHASH_WEIGHTING_BINARY, 1};
+		simhash_text_state state;
+		SimhashFeatureBuffer buffer;
+		const char *data;
+		size_t		len;
+
+		simhash_text_start(&state, &options, false, &buffer);
+		data = simhash_text_utf8(t, &len);
+		simhash_text_feed_all(&state, &buffer, data, len);
+		return simhash_text_finish(&state, &buffer, NULL, 0, 0, fp);
+	}
+	else
+	{
+		simhash_options options;
+
+		simhash_default_options(&options);
+		return simhash_fingerprint_text(t, &options, fp);
+	}
+}
+
 /* The text of the row, or NULL. */
 static text *
 row_text(HeapTuple tuple, TupleDesc desc, AttrNumber attno)
@@ -791,6 +922,7 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 	bool		nulls[2];
 	int			ncols = 0;
 	Found		found = {0};
+	NewText		new_text = {0};
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -839,10 +971,8 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 	if (recompute)
 	{
 		text	   *t = row_text(tuple, desc, c->text_attno);
-		simhash_options options;
 
-		simhash_default_options(&options);
-		fp_null = t == NULL || !simhash_fingerprint_text(t, &options, &fp);
+		fp_null = t == NULL || !row_fingerprint(c, t, &fp);
 		cols[ncols] = c->fp_attno;
 		values[ncols] = fp_null ? (Datum) 0 : Int64GetDatum((int64) fp);
 		nulls[ncols] = fp_null;
@@ -862,10 +992,11 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 		snapshot = RegisterSnapshot(GetLatestSnapshot());
 		if (IsolationUsesXactSnapshot())
 			xact_snapshot = GetTransactionSnapshot();
+		new_text.body = row_text(tuple, desc, c->text_attno);
 		for (int i = 0; i < c->ntargets; i++)
 		{
 			search_target(c, &c->targets[i], fp, snapshot, xact_snapshot,
-						  RelationGetRelid(rel), old ? &old->t_self : NULL, &found);
+						  RelationGetRelid(rel), old ? &old->t_self : NULL, &new_text, &found);
 			if (found.any && c->policy == POLICY_SKIP)
 				break;
 		}
@@ -877,11 +1008,18 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNIQUE_VIOLATION),
 				 errmsg("new row for relation \"%s\" is a near duplicate of an existing row",
 						RelationGetRelationName(rel)),
-				 found.key_text
-				 ? errdetail("Key %s is at Hamming distance %d, within the %d that trigger \"%s\" allows.",
-							 found.key_text, found.distance, c->k, td->tg_trigger->tgname)
-				 : errdetail("A row at Hamming distance %d exists, within the %d that trigger \"%s\" allows.",
-							 found.distance, c->k, td->tg_trigger->tgname),
+				 c->min_similarity > 0
+				 ? (found.key_text
+					? errdetail("Key %s has similarity %.3f to it, at or above the threshold %g of trigger \"%s\".",
+								found.key_text, found.similarity, c->min_similarity,
+								td->tg_trigger->tgname)
+					: errdetail("A row with similarity %.3f to it exists, at or above the threshold %g of trigger \"%s\".",
+								found.similarity, c->min_similarity, td->tg_trigger->tgname))
+				 : (found.key_text
+					? errdetail("Key %s is at Hamming distance %d, within the %d that trigger \"%s\" allows.",
+								found.key_text, found.distance, c->k, td->tg_trigger->tgname)
+					: errdetail("A row at Hamming distance %d exists, within the %d that trigger \"%s\" allows.",
+								found.distance, c->k, td->tg_trigger->tgname)),
 				 errtableconstraint(rel, td->tg_trigger->tgname)));
 	if (found.any && c->policy == POLICY_SKIP)
 		return PointerGetDatum(NULL);

@@ -21,16 +21,12 @@
 
 #include "capi/similarity_capi.h"
 #include "pg/options_pg.h"
+#include "pg/similarity.h"
 
-/* A shingle set: ascending distinct hashes. */
-typedef struct ShingleSet
-{
-	const uint64 *data;
-	size_t		size;
-} ShingleSet;
+typedef SimhashShingleSet ShingleSet;
 
-static ShingleSet
-shingles_of_text(text *body)
+ShingleSet
+simhash_text_shingles(text *body)
 {
 	simhash_text_options options;
 	uint64	   *features;
@@ -76,9 +72,8 @@ common_shingles(ShingleSet a, ShingleSet b)
 	return common;
 }
 
-/* Jaccard of two sets, false when undefined (both empty). */
-static bool
-jaccard(ShingleSet a, ShingleSet b, double *result)
+bool
+simhash_shingle_jaccard(ShingleSet a, ShingleSet b, double *result)
 {
 	uint64		common;
 
@@ -107,7 +102,7 @@ simhash_jaccard_text(PG_FUNCTION_ARGS)
 {
 	double		result;
 
-	if (!jaccard(shingles_of_text(PG_GETARG_TEXT_PP(0)), shingles_of_text(PG_GETARG_TEXT_PP(1)),
+	if (!simhash_shingle_jaccard(simhash_text_shingles(PG_GETARG_TEXT_PP(0)), simhash_text_shingles(PG_GETARG_TEXT_PP(1)),
 				 &result))
 		PG_RETURN_NULL();
 	PG_RETURN_FLOAT8(result);
@@ -121,8 +116,8 @@ simhash_containment_text(PG_FUNCTION_ARGS)
 {
 	double		result;
 
-	if (!containment(shingles_of_text(PG_GETARG_TEXT_PP(0)),
-					 shingles_of_text(PG_GETARG_TEXT_PP(1)), &result))
+	if (!containment(simhash_text_shingles(PG_GETARG_TEXT_PP(0)),
+					 simhash_text_shingles(PG_GETARG_TEXT_PP(1)), &result))
 		PG_RETURN_NULL();
 	PG_RETURN_FLOAT8(result);
 }
@@ -135,7 +130,7 @@ simhash_jaccard_sets(PG_FUNCTION_ARGS)
 {
 	double		result;
 
-	if (!jaccard(shingles_of_array(PG_GETARG_ARRAYTYPE_P(0)),
+	if (!simhash_shingle_jaccard(shingles_of_array(PG_GETARG_ARRAYTYPE_P(0)),
 				 shingles_of_array(PG_GETARG_ARRAYTYPE_P(1)), &result))
 		PG_RETURN_NULL();
 	PG_RETURN_FLOAT8(result);
@@ -165,7 +160,7 @@ PG_FUNCTION_INFO_V1(simhash_shingles_text);
 Datum
 simhash_shingles_text(PG_FUNCTION_ARGS)
 {
-	ShingleSet	set = shingles_of_text(PG_GETARG_TEXT_PP(0));
+	ShingleSet	set = simhash_text_shingles(PG_GETARG_TEXT_PP(0));
 	ArrayType  *result;
 
 	if (set.size > (size_t) MaxArraySize)

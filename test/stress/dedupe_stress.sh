@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Stress test of the simhash_dedupe trigger: 16 connections insert overlapping families of
-# near-duplicate real texts at the same time, one row per transaction, for each policy.
-# Afterwards a brute-force check must find no near-duplicate pair (reject, skip) and no
-# near-duplicate pair with neither row linked (link), and no client may have seen a
-# deadlock or any error other than the policy's own 23505.
+# near-duplicate real texts at the same time, one row per transaction, for each policy,
+# with a Hamming distance k and again with a similarity threshold of 0.8 (near duplicates:
+# within the threshold's radius 14 and simhash_jaccard >= 0.8). Afterwards a brute-force
+# check must find no near-duplicate pair (reject, skip) and no near-duplicate pair with
+# neither row linked (link), and no client may have seen a deadlock or any error other
+# than the policy's own 23505.
 #
 # Usage: test/stress/dedupe_stress.sh [--clients N] [--rows-per-client R] [--k K]
 #   defaults: 16 clients, 150 rows each, k = 3
@@ -56,16 +58,20 @@ FROM generate_series(1, :clients) c, generate_series(1, :rows) n;
 SQL
 
 fail=0
+# limit: the trigger's third argument; radius: the Hamming radius it searches; t: the
+# similarity threshold (0: none).
+for limit in "${k}" 0.8; do
+if [[ ${limit} == *.* ]]; then radius=14; t=${limit}; else radius=${limit}; t=0; fi
 for policy in reject skip link; do
-    log "policy ${policy}: ${clients} clients x ${rows} rows, k = ${k}"
+    log "policy ${policy}: ${clients} clients x ${rows} rows, limit ${limit}"
     link_arg=
     [[ ${policy} == link ]] && link_arg=", 'dup_of'"
-    psql -v k="${k}" <<SQL
+    psql -v k="${radius}" <<SQL
 DROP TABLE IF EXISTS docs \; SET client_min_messages = warning;
 CREATE TABLE docs (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text, fp bigint, dup_of bigint);
 SELECT count(*) FROM simhash_create_index('docs', 'fp', :k) \g /dev/null
 CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW
-    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '${k}', '${policy}'${link_arg});
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '${limit}', '${policy}'${link_arg});
 SQL
     for c in $(seq 1 "${clients}"); do
         psql -At -c "SELECT format('INSERT INTO docs (body) VALUES (%L);', t.body)
@@ -82,15 +88,17 @@ SQL
     rejected=$(grep -c 'is a near duplicate of an existing row' <<<"${errors}" || true)
     deadlocks=$(grep -c 'deadlock' <<<"${errors}" || true)
     other=$(grep 'ERROR' <<<"${errors}" | grep -vc 'is a near duplicate of an existing row' || true)
-    read -r kept pairs unlinked < <(psql -At -F ' ' -v k="${k}" <<'SQL'
-SELECT (SELECT count(*) FROM docs),
-       (SELECT count(*) FROM docs a JOIN docs b ON a.id < b.id AND hamming(a.fp, b.fp) <= :k),
-       (SELECT count(*) FROM docs a JOIN docs b ON a.id < b.id AND hamming(a.fp, b.fp) <= :k
-        WHERE a.dup_of IS NULL AND b.dup_of IS NULL);
+    read -r kept pairs unlinked < <(psql -At -F ' ' -v k="${radius}" -v t="${t}" <<'SQL'
+CREATE TEMP TABLE near AS
+SELECT a.id AS a, b.id AS b, a.dup_of IS NULL AND b.dup_of IS NULL AS unlinked
+FROM docs a JOIN docs b ON a.id < b.id AND hamming(a.fp, b.fp) <= :k
+WHERE :t = 0 OR simhash_jaccard(a.body, b.body) >= :t;
+SELECT (SELECT count(*) FROM docs), (SELECT count(*) FROM near),
+       (SELECT count(*) FROM near WHERE unlinked);
 SQL
     )
-    printf '%-7s %5d rows offered in %3d s: %5d kept, %5d rejected; near pairs %5d, unlinked %d; deadlocks %d, other errors %d\n' \
-        "${policy}" $((clients * rows)) $((SECONDS - start)) "${kept}" "${rejected}" "${pairs}" "${unlinked}" "${deadlocks}" "${other}"
+    printf '%-7s %-4s %5d rows offered in %3d s: %5d kept, %5d rejected; near pairs %5d, unlinked %d; deadlocks %d, other errors %d\n' \
+        "${policy}" "${limit}" $((clients * rows)) $((SECONDS - start)) "${kept}" "${rejected}" "${pairs}" "${unlinked}" "${deadlocks}" "${other}"
     if [[ ${deadlocks} -ne 0 || ${other} -ne 0 ]]; then
         grep 'ERROR' <<<"${errors}" | grep -v 'is a near duplicate' | sort | uniq -c | head >&2
         fail=1
@@ -100,6 +108,7 @@ SQL
         skip) [[ ${pairs} -eq 0 && ${rejected} -eq 0 && ${kept} -lt $((clients * rows)) ]] || fail=1 ;;
         link) [[ ${unlinked} -eq 0 && ${rejected} -eq 0 && ${kept} -eq $((clients * rows)) && ${pairs} -gt 0 ]] || fail=1 ;;
     esac
+done
 done
 if [[ ${fail} -ne 0 ]]; then
     log "FAILED"
