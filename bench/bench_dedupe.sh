@@ -8,7 +8,9 @@
 # Usage: bench/bench_dedupe.sh [--rows N] [--k K] [--rounds R]
 #   --rows N    rows per COPY (default 1000000): paragraphs of the real-text corpus and
 #               edited copies of them (2..20% of words deleted), shuffled
-#   --k K       the trigger's maximum distance and the layout's (default 3)
+#   --k K       the trigger's maximum distance and the layout's (default 3), or a similarity
+#               threshold such as 0.8 (the fingerprint is then simhash(body, 'char', 5,
+#               'binary') and the layout serves the threshold's radius, 14 or 12 from 0.9)
 #   --rounds R  COPYs of each kind, alternating; the median is reported (default 3)
 # The corpus is scripts/make_corpus.sh's, in $SIMHASH_CORPUS (default /tmp/simhash-corpus;
 # made if missing). Needs the extension installed (scripts/setup.sh).
@@ -29,6 +31,15 @@ while [[ $# -gt 0 ]]; do
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done
+
+# radius: the Hamming radius the layout serves; fp_expr: the fingerprint the trigger stores.
+if [[ ${k} == *.* ]]; then
+    radius=$(awk -v t="${k}" 'BEGIN { print (t >= 0.9) ? 12 : 14 }')
+    fp_expr="simhash(body, 'char', 5, 'binary')"
+else
+    radius=${k}
+    fp_expr="simhash(body)"
+fi
 
 corpus=${SIMHASH_CORPUS:-/tmp/simhash-corpus}
 if [[ ! -d ${corpus}/en ]]; then
@@ -82,14 +93,15 @@ SQL
 # One COPY into a fresh table of the given layout and kind; records seconds and rows kept.
 copy_into() {
     local layout=$1 kind=$2 round=$3
-    psql -v layout="${layout}" -v kind="${kind}" -v round="${round}" -v data="${data}" -v k="${k}" <<'SQL'
+    psql -v layout="${layout}" -v kind="${kind}" -v round="${round}" -v data="${data}" -v k="${k}" \
+        -v radius="${radius}" -v fp_expr="${fp_expr}" <<'SQL'
 DROP TABLE IF EXISTS docs;
 SELECT CASE WHEN :'kind' = 'no trigger'
-            THEN 'fp bigint GENERATED ALWAYS AS (simhash(body)) STORED'
+            THEN format('fp bigint GENERATED ALWAYS AS (%s) STORED', :'fp_expr')
             ELSE 'fp bigint' END AS fp_column \gset
 CREATE TABLE docs (id bigint PRIMARY KEY, body text, :fp_column, dup_of bigint);
-SELECT count(*) FROM simhash_create_index('docs', 'fp', :k,
-    CASE WHEN :'layout' = 'default' THEN NULL ELSE :k + 1 END) \g /dev/null
+SELECT count(*) FROM simhash_create_index('docs', 'fp', :radius,
+    CASE WHEN :'layout' = 'default' THEN NULL ELSE least(16, :radius + 1) END) \g /dev/null
 SELECT format('%s (%s blocks)', :'layout', blocks) AS layout_name FROM simhash_layouts WHERE tbl = 'docs'::regclass \gset
 SELECT CASE :'kind'
          WHEN 'trigger, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''link'', ''dup_of'')', :k)
@@ -104,8 +116,12 @@ INSERT INTO timings SELECT :'layout_name', :'kind', :round, extract(epoch FROM c
 SQL
 }
 
+# With a threshold the default layout serves the radius (14) with thousands of probes a row:
+# only the k + 1 layout is measured.
+layouts=(default 'k + 1')
+[[ ${k} == *.* ]] && layouts=('k + 1')
 for round in $(seq 1 "${rounds}"); do
-    for layout in default 'k + 1'; do
+    for layout in "${layouts[@]}"; do
         for kind in 'no trigger' 'trigger, link' 'trigger, skip'; do
             log "round ${round}: COPY, layout ${layout}, ${kind}"
             copy_into "${layout}" "${kind}" "${round}"
@@ -117,7 +133,7 @@ psql -v k="${k}" -v rows="${rows}" <<'SQL'
 \pset footer off
 \echo
 \echo '== COPY of' :rows 'rows into a table with a primary key and the block indexes,'
-\echo '   median of the rounds; trigger at distance' :k
+\echo '   median of the rounds; trigger at distance (or similarity threshold)' :k
 WITH m AS (
     SELECT layout, kind, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) AS s, max(kept) AS kept
     FROM timings GROUP BY layout, kind)

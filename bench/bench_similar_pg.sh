@@ -7,11 +7,17 @@
 #                                  [--rounds N] [--work-mem SIZE]
 #   --corpus      a corpus made by scripts/make_corpus.sh (default /tmp/simhash-corpus; made
 #                 there when missing)
-#   --docs        paragraphs to load (default 64000): the blocks between blank lines of the
-#                 corpus files, in file order, with at least 30 characters, every language
+#   --docs        rows to load (default 64000): the paragraphs (blocks between blank lines)
+#                 of the corpus files, in file order, with at least 30 characters, every
+#                 language; past the corpus's paragraphs, edited copies of them (2..20 % of
+#                 the words deleted)
 #   --thresholds  min_similarity values (default 0.5,0.7,0.8,0.9)
 #   --rounds      runs of each measurement, the median is printed (default 3)
 #   --work-mem    work_mem of the measured sessions (default 4MB, PostgreSQL's default)
+#   --queries     search with a threshold of 0.8: queries timed (default 200; 0: no search),
+#                 each a stored row's text with its last word dropped; the first 3 are also
+#                 answered by a scan computing simhash_jaccard for every row, and must agree
+#   --no-pairs    only the search
 #
 # Conditions: one backend, no parallel workers, no JIT, shared_buffers 1GB. Each
 # measurement runs in a fresh session and times `SELECT count(*) FROM f(...)`: reading the
@@ -27,6 +33,8 @@ docs=64000
 thresholds=0.5,0.7,0.8,0.9
 rounds=3
 work_mem=4MB
+queries=200
+pairs=1
 while [[ $# -gt 0 ]]; do
     case $1 in
         --corpus) corpus=$2; shift 2 ;;
@@ -34,7 +42,9 @@ while [[ $# -gt 0 ]]; do
         --thresholds) thresholds=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
         --work-mem) work_mem=$2; shift 2 ;;
-        -h | --help) sed -n '2,19s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --queries) queries=$2; shift 2 ;;
+        --no-pairs) pairs=0; shift ;;
+        -h | --help) sed -n '2,24s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done
@@ -72,10 +82,20 @@ psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION simhash' \
             }
         }' "${docs}") |
     psql -X -q -v ON_ERROR_STOP=1 -c '\copy docs FROM STDIN'
+# Not enough paragraphs: edited copies, row i from paragraph 1 + (i - 1) mod P.
+psql -X -q -v ON_ERROR_STOP=1 -v docs="${docs}" <<'SQL'
+INSERT INTO docs (id, body)
+SELECT i, array_to_string(ARRAY(
+           SELECT w FROM unnest(regexp_split_to_array(p.body, '\s+')) WITH ORDINALITY u(w, j)
+           WHERE (hashint8extended(i * 10000 + j, 1) & 1023) >= 20 + i % 180 ORDER BY j), ' ')
+FROM (SELECT count(*) AS n FROM docs) c
+CROSS JOIN LATERAL generate_series(c.n + 1, :docs) i
+JOIN docs p ON p.id = 1 + (i - 1) % c.n;
+SQL
 psql -X -q -v ON_ERROR_STOP=1 -c 'VACUUM ANALYZE docs'
 read -r rows mbytes < <(psql -X -At -F ' ' -c \
     "SELECT count(*), round(sum(octet_length(body)) / 1e6, 1) FROM docs")
-log "loaded ${rows} paragraphs, ${mbytes} MB"
+log "loaded ${rows} rows, ${mbytes} MB"
 
 # median_ms SQL : the median over --rounds fresh sessions of SQL's run time, in ms.
 median_ms() {
@@ -88,9 +108,10 @@ median_ms() {
     printf '%s\n' "${times[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
 }
 
+if [[ ${pairs} -eq 1 ]]; then
 md5_ms=$(median_ms 'SELECT count(md5(body)) FROM docs')
-printf '\n%s paragraphs, %s MB, work_mem %s, median of %s runs\n\n' "${rows}" "${mbytes}" "${work_mem}" "${rounds}"
-printf '| call | min_similarity | pairs | time | ratio to count(md5(body)) |\n|---|---|---|---|---|\n'
+printf '\n%s rows, %s MB, work_mem %s, median of %s runs\n\n' "${rows}" "${mbytes}" "${work_mem}" "${rounds}"
+printf '| call | min_similarity | rows returned | time | ratio to count(md5(body)) |\n|---|---|---|---|---|\n'
 printf '| `count(md5(body))` | | | %.0f ms | 1 |\n' "${md5_ms}"
 for t in "${threshold_list[@]}"; do
     for fn in simhash_similar_pairs simhash_similar_clusters; do
@@ -102,3 +123,52 @@ for t in "${threshold_list[@]}"; do
             "$(awk -v m="${ms}" -v b="${md5_ms}" 'BEGIN { print m / b }')"
     done
 done
+fi
+
+if [[ ${queries} -gt 0 ]]; then
+    log "search: the fingerprint of the 0.8 recipe and block indexes for its radius 14"
+    psql -X -q -v ON_ERROR_STOP=1 -v queries="${queries}" <<'SQL'
+ALTER TABLE docs ADD COLUMN fp bigint;
+UPDATE docs SET fp = simhash(body, 'char', 5, 'binary');
+SELECT count(*) FROM simhash_create_index('docs', 'fp', 14) \g /dev/null
+VACUUM ANALYZE docs;
+CREATE TABLE queries AS
+SELECT row_number() OVER (ORDER BY hashint8(id)) AS qid, regexp_replace(body, '\s*\S+$', '') AS q
+FROM docs ORDER BY hashint8(id) LIMIT :queries;
+SQL
+    psql -X -At -v ON_ERROR_STOP=1 <<'SQL'
+-- Each query a statement with the text as a parameter (PL/pgSQL prepares it), as an
+-- application would send it.
+CREATE TEMP TABLE times (qid bigint, ms float8, found bigint);
+DO $$
+DECLARE
+    r record;
+    t0 timestamptz;
+    n bigint;
+BEGIN
+    FOR r IN SELECT * FROM queries ORDER BY qid LOOP
+        t0 := clock_timestamp();
+        SELECT count(*) INTO n FROM docs
+        WHERE simhash_near(fp, simhash(r.q, 'char', 5, 'binary'), 14)
+          AND simhash_jaccard(body, r.q) >= 0.8;
+        INSERT INTO times VALUES (r.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, n);
+    END LOOP;
+END $$;
+SELECT format('search at 0.8, %s queries: p50 %s ms, p99 %s ms, %s rows found on average',
+              count(*), round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 2),
+              round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 2),
+              round(avg(found), 1))
+FROM times;
+-- The first 3 queries by a full scan: the similarity of every row.
+CREATE TEMP TABLE scan AS
+SELECT q.qid, (SELECT count(*) FROM docs d WHERE simhash_jaccard(d.body, q.q) >= 0.8) AS found,
+       clock_timestamp() AS t
+FROM queries q WHERE q.qid <= 3;
+SELECT format('full scan of the first 3 queries: %s rows found, the indexes found %s (%s)',
+              sum(s.found), sum(t.found),
+              CASE WHEN sum(s.found) = sum(t.found) THEN 'equal' ELSE 'DIFFERENT: candidates outside the radius' END)
+FROM scan s JOIN times t USING (qid);
+SQL
+    psql -X -At -c '\timing on' -c "SELECT count(*) FROM docs d WHERE simhash_jaccard(d.body, (SELECT q FROM queries WHERE qid = 1)) >= 0.8" |
+        sed -n 's/^Time: \([0-9.]*\) ms.*/full scan of one query: \1 ms/p'
+fi

@@ -216,7 +216,12 @@ make_target(DedupeTarget *t, Oid relid, const char *text_name, const char *fp_na
 		for (int i = 0; i < b; i++)
 			if (OidIsValid(layouts.by[b][i].index) && !layouts.by[b][i].has_fingerprint)
 				in_index = false;
-	t->plan = simhash_choose_search(&layouts, k, in_index ? IN_INDEX_CANDIDATE_COST : 1.0);
+	/*
+	 * Index probes whenever a layout serves k: the search is planned once per statement, and
+	 * a bulk load grows the table from what the estimate says (often nothing), so a table
+	 * scan per row, cheap at first, grows with the table while probes do not.
+	 */
+	t->plan = simhash_choose_search(&layouts, k, in_index ? IN_INDEX_CANDIDATE_COST : 1.0, true);
 	for (int i = 0; i < t->plan.blocks; i++)
 	{
 		t->indexes[i] = layouts.by[t->plan.blocks][i].index;

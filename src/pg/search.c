@@ -347,7 +347,8 @@ simhash_find_layouts(Oid relid, AttrNumber attno, Oid block_fn, LOCKMODE lockmod
 
 /* The cheapest layout and radii for distance k, if index lookups are worth it. */
 SimhashSearchPlan
-simhash_choose_search(const SimhashLayouts *layouts, int k, double candidate_cost)
+simhash_choose_search(const SimhashLayouts *layouts, int k, double candidate_cost,
+					  bool always_index)
 {
 	SimhashSearchPlan	best = {0};
 	double		rows = Max(layouts->rows, 1.0);
@@ -367,7 +368,8 @@ simhash_choose_search(const SimhashLayouts *layouts, int k, double candidate_cos
 								sizeof(errbuf)) != SIMHASH_OK ||
 			!plan.feasible)
 			continue;
-		if (plan.probes > MAX_PLANNED_PROBES || plan.cost > Max(rows, MIN_ROWS) * SEQ_COST_PER_ROW)
+		if (plan.probes > MAX_PLANNED_PROBES ||
+			(!always_index && plan.cost > Max(rows, MIN_ROWS) * SEQ_COST_PER_ROW))
 			continue;
 		if (best.blocks == 0 || plan.cost < best.probes.cost)
 		{
@@ -403,7 +405,7 @@ index_condition(RangeTblEntry *rte, Var *var, Node *other, int k, Oid nsp)
 	if (!OidIsValid(block_fn) || !OidIsValid(probes_fn))
 		return NULL;
 	simhash_find_layouts(rte->relid, var->varattno, block_fn, rte->rellockmode, &layouts);
-	plan = simhash_choose_search(&layouts, k, 1.0);
+	plan = simhash_choose_search(&layouts, k, 1.0, false);
 	if (plan.blocks == 0)
 		return NULL;
 
@@ -605,7 +607,7 @@ simhash_search_plan(PG_FUNCTION_ARGS)
 	if (!OidIsValid(block_fn))
 		return (Datum) 0;
 	simhash_find_layouts(relid, attno, block_fn, AccessShareLock, &layouts);
-	plan = simhash_choose_search(&layouts, k, 1.0);
+	plan = simhash_choose_search(&layouts, k, 1.0, false);
 	for (int i = 0; i < plan.blocks; i++)
 	{
 		Datum		values[6];

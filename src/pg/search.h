@@ -50,11 +50,12 @@ extern void simhash_find_layouts(Oid relid, AttrNumber attno, Oid block_fn, LOCK
 								 SimhashLayouts *layouts);
 
 /*
- * The cheapest layout and probe radii for distance k, if index lookups are worth it;
- * candidate_cost: what checking one candidate costs, in index descents (1 for a row read
- * through a bitmap heap scan).
+ * The cheapest layout and probe radii for distance k, if index lookups are worth it (with
+ * always_index, whenever a layout serves k within the probe limit); candidate_cost: what
+ * checking one candidate costs, in index descents (1 for a row read through a bitmap heap
+ * scan).
  */
 extern SimhashSearchPlan simhash_choose_search(const SimhashLayouts *layouts, int k,
-											   double candidate_cost);
+											   double candidate_cost, bool always_index);
 
 #endif							/* SIMHASH_PG_SEARCH_H */
