@@ -308,6 +308,23 @@ INSERT INTO sim_bad (id, body) VALUES (1, 'x');
 DROP TRIGGER b1 ON sim_bad;
 CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'gfp', '0.8', 'skip');
 INSERT INTO sim_bad (id, body) VALUES (1, 'x');
+-- the threshold is written in plain decimals
+DROP TRIGGER b1 ON sim_bad;
+CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', ' 0.9', 'skip');
+INSERT INTO sim_bad (id, body) VALUES (1, 'x');
+DROP TRIGGER b1 ON sim_bad;
+CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0x.e', 'skip');
+INSERT INTO sim_bad (id, body) VALUES (1, 'x');
+-- with a threshold the fingerprint is always the text's own: a given one is replaced, and
+-- a row without text has none (and is no duplicate)
+DROP TRIGGER b1 ON sim_bad;
+CREATE TRIGGER b1 BEFORE INSERT OR UPDATE ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0.8', 'reject');
+INSERT INTO sim_bad (id, body) VALUES (1, 'The quick brown fox jumps over the lazy dog near the river bank');
+INSERT INTO sim_bad (id, body, fp) VALUES (2, 'The quick brown fox jumps over the lazy dog near the river bank', 0);
+INSERT INTO sim_bad (id, body, fp) SELECT 3, NULL, fp FROM sim_bad WHERE id = 1;
+INSERT INTO sim_bad (id, body) VALUES (4, NULL);
+UPDATE sim_bad SET fp = (SELECT fp FROM sim_bad WHERE id = 1) WHERE id = 4;
+SELECT id, body IS NULL AS no_text, fp IS NULL AS no_fp FROM sim_bad ORDER BY id;
 DROP TABLE sim_bad, sim_kept, sim_offered;
 
 DROP TABLE docs, texts;

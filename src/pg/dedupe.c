@@ -58,6 +58,7 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -280,9 +281,12 @@ parse_limit(DedupeConfig *c, Trigger *tg)
 	errno = 0;
 	if (strchr(arg, '.') != NULL)
 	{
-		double		t = strtod(arg, &end);
+		/* Plain decimal notation only: digits, one point, digits (strtod takes much more). */
+		bool		plain = strspn(arg, "0123456789.") == strlen(arg) &&
+			strchr(arg, '.') == strrchr(arg, '.') && strpbrk(arg, "0123456789") != NULL;
+		double		t = plain ? strtod(arg, &end) : 0;
 
-		if (errno != 0 || end == arg || *end != '\0' || !(t > 0 && t <= 1))
+		if (!plain || errno != 0 || *end != '\0' || !(t > 0 && t <= 1))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("simhash_dedupe: a similarity threshold must be a number in (0, 1], got \"%s\"",
@@ -424,8 +428,11 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 	if (served >= 0 && c->k > served)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("simhash_dedupe: maximum distance %d is more than the %d the block indexes of %s.%s serve",
-						c->k, served, RelationGetRelationName(root), tg->tgargs[1]),
+				 c->min_similarity > 0
+				 ? errmsg("simhash_dedupe: the radius %d of similarity threshold %g is more than the %d the block indexes of %s.%s serve",
+						  c->k, c->min_similarity, served, RelationGetRelationName(root), tg->tgargs[1])
+				 : errmsg("simhash_dedupe: maximum distance %d is more than the %d the block indexes of %s.%s serve",
+						  c->k, served, RelationGetRelationName(root), tg->tgargs[1]),
 				 errhint("Run simhash_create_index('%s', '%s', %d) first.",
 						 RelationGetRelationName(root), tg->tgargs[1], c->k)));
 
@@ -670,8 +677,11 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 					 errmsg("could not serialize access due to a concurrent insert of a near duplicate into \"%s\"",
 							get_rel_name(c->root)),
-					 errdetail("A row within Hamming distance %d was committed after this transaction's snapshot was taken.",
-							   distance),
+					 c->min_similarity > 0
+					 ? errdetail("A row within the radius %d of similarity threshold %g was committed after this transaction's snapshot was taken.",
+								 c->k, c->min_similarity)
+					 : errdetail("A row within Hamming distance %d was committed after this transaction's snapshot was taken.",
+								 distance),
 					 errhint("The transaction might succeed if retried.")));
 	}
 	if (c->policy == POLICY_LINK)
@@ -724,8 +734,19 @@ typedef struct Search
 	Oid			old_relid;		/* the row being updated (old_tid NULL on insert) */
 	ItemPointer old_tid;
 	NewText    *new_text;
+	HTAB	   *verified;		/* with a threshold: rows whose similarity is known */
 	Found	   *found;
 } Search;
+
+/*
+ * With a threshold, reject and skip need one similar row, not the most similar: the search
+ * stops at the first.
+ */
+static bool
+search_done(Search *s)
+{
+	return s->c->min_similarity > 0 && s->found->any && s->c->policy != POLICY_LINK;
+}
 
 /*
  * With a similarity threshold, the similarity of the candidate in s->slot to the new row;
@@ -737,6 +758,7 @@ similar_enough(Search *s, double *similarity)
 	bool		isnull;
 	Datum		d = slot_getattr(s->slot, s->t->text_attno, &isnull);
 	SimhashShingleSet other;
+	text	   *body;
 	bool		defined;
 
 	if (isnull)
@@ -746,9 +768,12 @@ similar_enough(Search *s, double *similarity)
 		s->new_text->set = simhash_text_shingles(s->new_text->body);
 		s->new_text->have_set = true;
 	}
-	other = simhash_text_shingles(DatumGetTextPP(d));
+	body = DatumGetTextPP(d);
+	other = simhash_text_shingles(body);
 	defined = simhash_shingle_jaccard(s->new_text->set, other, similarity);
 	pfree((void *) other.data);
+	if ((Pointer) body != DatumGetPointer(d))
+		pfree(body);
 	return defined && *similarity >= s->c->min_similarity;
 }
 
@@ -767,8 +792,36 @@ check_candidate(Search *s, uint64 fp)
 	if (s->old_tid != NULL && s->t->relid == s->old_relid &&
 		ItemPointerEquals(&s->slot->tts_tid, s->old_tid))
 		return;
-	if (s->c->min_similarity > 0 && !similar_enough(s, &similarity))
-		return;
+	if (s->c->min_similarity > 0)
+	{
+		bool		seen;
+
+		/* A row matches in several blocks: verify it once. */
+		if (s->verified == NULL)
+		{
+			HASHCTL		ctl;
+
+			ctl.keysize = sizeof(ItemPointerData);
+			ctl.entrysize = sizeof(ItemPointerData);
+			ctl.hcxt = CurrentMemoryContext;
+			s->verified = hash_create("simhash_dedupe verified rows", 64, &ctl,
+									  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		}
+		(void) hash_search(s->verified, &s->slot->tts_tid, HASH_ENTER, &seen);
+		if (seen)
+			return;
+		/* link prefers originals: once one is found, rows linked elsewhere cannot win. */
+		if (s->c->policy == POLICY_LINK && s->found->any && s->found->is_original)
+		{
+			bool		linked_isnull;
+
+			(void) slot_getattr(s->slot, s->t->link_attno, &linked_isnull);
+			if (!linked_isnull)
+				return;
+		}
+		if (!similar_enough(s, &similarity))
+			return;
+	}
 	consider(s->c, s->t, s->rel, s->slot, distance, similarity, s->xact_snapshot, s->found);
 }
 
@@ -795,7 +848,7 @@ probe_block(Search *s, int i, Snapshot snapshot, const uint32 *probes, size_t n)
 	bool		in_index = s->t->has_fingerprint[i];
 
 	scan->xs_want_itup = in_index;
-	for (size_t p = 0; p < n; p++)
+	for (size_t p = 0; p < n && !search_done(s); p++)
 	{
 		ScanKeyData key;
 
@@ -803,11 +856,11 @@ probe_block(Search *s, int i, Snapshot snapshot, const uint32 *probes, size_t n)
 		index_rescan(scan, &key, 1, NULL, 0);
 		if (!in_index)
 		{
-			while (index_getnext_slot(scan, ForwardScanDirection, s->slot))
+			while (!search_done(s) && index_getnext_slot(scan, ForwardScanDirection, s->slot))
 				check_slot(s);
 			continue;
 		}
-		while (index_getnext_tid(scan, ForwardScanDirection) != NULL)
+		while (!search_done(s) && index_getnext_tid(scan, ForwardScanDirection) != NULL)
 		{
 			bool		isnull;
 			Datum		d = index_getattr(scan->xs_itup, 2, scan->xs_itupdesc, &isnull);
@@ -828,7 +881,7 @@ search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, Snapshot snapshot,
 			  Snapshot xact_snapshot, Oid old_relid, ItemPointer old_tid, NewText *new_text,
 			  Found *found)
 {
-	Search		s = {c, t, NULL, NULL, fp, xact_snapshot, old_relid, old_tid, new_text, found};
+	Search		s = {c, t, NULL, NULL, fp, xact_snapshot, old_relid, old_tid, new_text, NULL, found};
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
 	s.rel = table_open(t->relid, AccessShareLock);
@@ -838,7 +891,7 @@ search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, Snapshot snapshot,
 		TableScanDesc scan = table_beginscan(s.rel, snapshot, 0, NULL);
 		uint64		rows = 0;
 
-		while (table_scan_getnextslot(scan, ForwardScanDirection, s.slot))
+		while (!search_done(&s) && table_scan_getnextslot(scan, ForwardScanDirection, s.slot))
 		{
 			if ((++rows & 0xFFFF) == 0)
 				CHECK_FOR_INTERRUPTS();
@@ -846,7 +899,7 @@ search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, Snapshot snapshot,
 		}
 		table_endscan(scan);
 	}
-	for (int i = 0; i < t->plan.blocks; i++)
+	for (int i = 0; i < t->plan.blocks && !search_done(&s); i++)
 	{
 		int			radius = t->plan.probes.radius[i];
 		uint64		count;
@@ -863,6 +916,8 @@ search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, Snapshot snapshot,
 		probe_block(&s, i, snapshot, probes, n);
 		pfree(probes);
 	}
+	if (s.verified != NULL)
+		hash_destroy(s.verified);
 	ExecDropSingleTupleTableSlot(s.slot);
 	table_close(s.rel, NoLock);
 }
@@ -956,7 +1011,8 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 
 	/* The fingerprint: computed when missing or when the text changed. */
 	fp_datum = heap_getattr(tuple, c->fp_attno, desc, &fp_null);
-	recompute = fp_null;
+	/* With a threshold the fingerprint is the text's own, whatever the row gives. */
+	recompute = fp_null || c->min_similarity > 0;
 	if (old != NULL)
 	{
 		text	   *new_text = row_text(tuple, desc, c->text_attno);
@@ -970,7 +1026,8 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 
 		recompute = recompute || !same_text;
 		/* Nothing that matters changed: no new near duplicate can appear. */
-		if (same_text && !fp_null && !old_fp_null && DatumGetInt64(fp_datum) == DatumGetInt64(old_fp))
+		if (same_text && c->min_similarity == 0 && !fp_null && !old_fp_null &&
+			DatumGetInt64(fp_datum) == DatumGetInt64(old_fp))
 			return PointerGetDatum(tuple);
 	}
 	if (recompute)

@@ -245,9 +245,15 @@ CREATE FUNCTION simhash_layouts_cleanup() RETURNS event_trigger
     SET search_path = pg_catalog, pg_temp
     AS $$
 BEGIN
+    -- SKIP LOCKED: a row some transaction holds (a layout being recorded again for a column
+    -- that was renamed away and added anew) is left for the next drop, so no role can make
+    -- every DROP in the database wait for its open transaction.
     DELETE FROM @extschema@.simhash_layouts l
-    WHERE NOT EXISTS (SELECT 1 FROM pg_attribute a
-                      WHERE a.attrelid = l.tbl AND a.attname = l.col AND NOT a.attisdropped);
+    WHERE l.ctid IN (SELECT x.ctid FROM @extschema@.simhash_layouts x
+                     WHERE NOT EXISTS (SELECT 1 FROM pg_attribute a
+                                       WHERE a.attrelid = x.tbl AND a.attname = x.col
+                                         AND NOT a.attisdropped)
+                     FOR UPDATE SKIP LOCKED);
 END
 $$;
 COMMENT ON FUNCTION simhash_layouts_cleanup() IS
@@ -686,7 +692,8 @@ BEGIN
     -- 1. The rows.
     EXECUTE pg_catalog.format(
         'CREATE TEMPORARY TABLE %1$I ON COMMIT DROP AS '
-        'SELECT q.id::pg_catalog.int8 AS id, q.body::pg_catalog.text AS body FROM (%2$s) AS q (id, body)',
+        'SELECT q.id::pg_catalog.int8 AS id, q.body::pg_catalog.text COLLATE pg_catalog."C" AS body '
+        'FROM (%2$s) AS q (id, body)',
         rows_, query);
     EXECUTE pg_catalog.format('SELECT 1 FROM pg_temp.%I r WHERE r.id IS NULL LIMIT 1', rows_) INTO bad;
     IF bad IS NOT NULL THEN
@@ -710,8 +717,8 @@ BEGIN
         'FROM (SELECT r.id, r.body, pg_catalog.min(r.id) OVER (PARTITION BY r.body) AS rep '
         '      FROM pg_temp.%2$I r WHERE r.body IS NOT NULL) g; '
         'DROP TABLE pg_temp.%2$I; '
-        'DELETE FROM pg_temp.%1$I g WHERE g.rep IN '
-        '    (SELECT r.id FROM pg_temp.%1$I r WHERE r.body IS NOT NULL '
+        'DELETE FROM pg_temp.%1$I g WHERE EXISTS '
+        '    (SELECT FROM pg_temp.%1$I r WHERE r.id OPERATOR(pg_catalog.=) g.rep AND r.body IS NOT NULL '
         '     AND @extschema@.simhash(r.body, ''char'', 1, ''binary'') IS NULL)',
         reps, rows_);
 
@@ -733,7 +740,8 @@ BEGIN
         'ALTER TABLE pg_temp.%1$I ALTER COLUMN sh SET STORAGE EXTERNAL; '
         'INSERT INTO pg_temp.%1$I (id, sh) '
         'SELECT r.id, @extschema@.simhash_shingles(r.body) FROM pg_temp.%2$I r '
-        'WHERE r.body IS NOT NULL AND r.id IN (SELECT c.id1 FROM pg_temp.%3$I c UNION SELECT c.id2 FROM pg_temp.%3$I c); '
+        'WHERE r.body IS NOT NULL AND r.id OPERATOR(pg_catalog.=) ANY '
+        '    (SELECT c.id1 FROM pg_temp.%3$I c UNION SELECT c.id2 FROM pg_temp.%3$I c); '
         'CREATE INDEX ON pg_temp.%2$I (rep); '
         'ANALYZE pg_temp.%3$I; ANALYZE pg_temp.%2$I',
         sets, reps, cand);
