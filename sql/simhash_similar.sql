@@ -166,6 +166,24 @@ SELECT (SELECT count(*) FROM sim_search) AS found,
 FROM sim_docs q JOIN sim_docs d ON d.id <> q.id AND simhash_jaccard(d.body, q.body) >= 0.8
 LEFT JOIN sim_search s ON s.qid = q.id AND s.id = d.id
 WHERE q.id % 100 IN (0, 4, 7);
+-- simhash_similar_nearest: the most similar rows first, as a scan that computes every
+-- similarity orders them (ties by ctid), for three queries.
+WITH q AS (SELECT id, body FROM sim_docs WHERE id IN (300, 704, 1101)),
+n AS (SELECT q.id AS query, x.r, (x.doc).id, x.similarity
+      FROM q, LATERAL simhash_similar_nearest(NULL::sim_docs, 'body', 'fp5', q.body, 4)
+              WITH ORDINALITY AS x (doc, similarity, r)),
+b AS (SELECT * FROM (SELECT q.id AS query, d.id, simhash_jaccard(d.body, q.body) AS similarity,
+                            row_number() OVER (PARTITION BY q.id
+                                               ORDER BY simhash_jaccard(d.body, q.body) DESC, d.ctid) AS r
+                     FROM q JOIN sim_docs d ON simhash_jaccard(d.body, q.body) >= 0.8) z
+      WHERE z.r <= 4)
+SELECT coalesce(n.query, b.query) AS query, count(*) AS rows_,
+       bool_and(n.id IS NOT DISTINCT FROM b.id AND n.similarity IS NOT DISTINCT FROM b.similarity) AS same
+FROM n FULL JOIN b ON n.query = b.query AND n.r = b.r
+GROUP BY 1 ORDER BY 1;
+SELECT * FROM simhash_similar_nearest(NULL::sim_docs, 'body', 'fp5', 'x', 3, 0.5);
+SELECT * FROM simhash_similar_nearest(NULL::sim_docs, 'nope', 'fp5', 'x');
+SELECT * FROM simhash_similar_nearest(1, 'body', 'fp5', 'x');
 SELECT simhash_drop_index('sim_docs', 'fp5');
 
 -- Texts are grouped as identical by their bytes, whatever the column's collation.

@@ -835,3 +835,56 @@ END
 $fn$;
 COMMENT ON FUNCTION simhash_similar_clusters(text, double precision) IS
 'connected components of the pairs of simhash_similar_pairs(query, min_similarity): each row that has a similar row, with cluster_id = the smallest id of its component and similarity = its highest similarity to another row of it; rows not returned have no similar row';
+
+-- The lim rows most similar to a text, most similar first: candidates through the block
+-- indexes of fp_col (which must hold simhash(text_col, 'char', 5, 'binary'), the recipe of
+-- thresholds from 0.8, indexed for its radius), each verified with simhash_jaccard.
+CREATE FUNCTION simhash_similar_nearest(rel anyelement, text_col name, fp_col name, q text,
+                                        lim integer DEFAULT 10,
+                                        min_similarity double precision DEFAULT 0.8)
+    RETURNS TABLE (doc anyelement, similarity double precision)
+    LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    target regclass;
+    recipe record;
+BEGIN
+    SELECT t.typrelid::regclass INTO target FROM pg_type t
+    WHERE t.oid = pg_typeof(rel) AND t.typrelid <> 0;
+    IF target IS NULL THEN
+        RAISE EXCEPTION 'simhash: the first argument must be a row of a table, such as NULL::docs, not %', pg_typeof(rel)
+            USING ERRCODE = 'wrong_object_type';
+    END IF;
+    PERFORM @extschema@.simhash_check_column(target, fp_col);
+    IF NOT EXISTS (SELECT 1 FROM pg_attribute a
+                   WHERE a.attrelid = target AND a.attname = text_col AND a.attnum > 0
+                     AND NOT a.attisdropped
+                     AND a.atttypid IN ('text'::regtype, 'varchar'::regtype, 'bpchar'::regtype)) THEN
+        RAISE EXCEPTION 'simhash: % is not a text column of %', quote_ident(text_col), target
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF lim IS NULL OR lim < 0 THEN
+        RAISE EXCEPTION 'simhash: lim must be a non-negative number of rows'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF min_similarity IS NULL OR min_similarity < 0.8 OR min_similarity > 1 OR min_similarity = 'NaN'::float8 THEN
+        RAISE EXCEPTION 'simhash: min_similarity must be between 0.8 and 1 here, got %', min_similarity
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Below 0.8 the candidates need two fingerprints a row; use simhash_similar_pairs.';
+    END IF;
+    IF q IS NULL OR lim = 0 THEN
+        RETURN;
+    END IF;
+    SELECT * INTO recipe FROM @extschema@.simhash_similar_recipes(min_similarity);
+    RETURN QUERY EXECUTE format(
+        'SELECT s.t, s.similarity FROM ('
+        '  SELECT t, t.ctid AS tid, @extschema@.simhash_jaccard(t.%1$I, $1) AS similarity FROM %2$s t'
+        '  WHERE @extschema@.simhash_near(t.%3$I, @extschema@.simhash($1, %4$L, %5$s, ''binary''), %6$s)) s'
+        ' WHERE s.similarity >= $2 ORDER BY s.similarity DESC, s.tid LIMIT $3',
+        text_col, target, fp_col, recipe.tokenizer, recipe.n, recipe.max_distance)
+        USING q, min_similarity, lim;
+END
+$$;
+COMMENT ON FUNCTION simhash_similar_nearest(anyelement, name, name, text, integer, double precision) IS
+'the lim rows of the table of rel (pass NULL::tablename) whose text_col is most similar to q (simhash_jaccard >= min_similarity, 0.8..1), most similar first, found through the block indexes of fp_col, which must hold simhash(text_col, ''char'', 5, ''binary'')';
