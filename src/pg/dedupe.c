@@ -335,7 +335,7 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 	if (tg->tgnargs < 4 || tg->tgnargs > 5)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("simhash_dedupe: trigger \"%s\" needs 4 or 5 arguments: text column, fingerprint column, maximum distance, policy [, link column]",
+				 errmsg("simhash_dedupe: trigger \"%s\" needs 4 or 5 arguments: text column, fingerprint column, maximum distance or similarity threshold, policy [, link column]",
 						tg->tgname)));
 	if (rel->rd_rel->relkind != RELKIND_RELATION)
 		ereport(ERROR,
