@@ -18,6 +18,7 @@
 #                 each a stored row's text with its last word dropped; the first 3 are also
 #                 answered by a scan computing simhash_jaccard for every row, and must agree
 #   --no-pairs    only the search
+#   --no-clusters simhash_similar_pairs only
 #
 # Conditions: one backend, no parallel workers, no JIT, shared_buffers 1GB. Each
 # measurement runs in a fresh session and times `SELECT count(*) FROM f(...)`: reading the
@@ -35,6 +36,7 @@ rounds=3
 work_mem=4MB
 queries=200
 pairs=1
+clusters=1
 while [[ $# -gt 0 ]]; do
     case $1 in
         --corpus) corpus=$2; shift 2 ;;
@@ -44,7 +46,8 @@ while [[ $# -gt 0 ]]; do
         --work-mem) work_mem=$2; shift 2 ;;
         --queries) queries=$2; shift 2 ;;
         --no-pairs) pairs=0; shift ;;
-        -h | --help) sed -n '2,24s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --no-clusters) clusters=0; shift ;;
+        -h | --help) sed -n '2,25s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done
@@ -97,27 +100,32 @@ read -r rows mbytes < <(psql -X -At -F ' ' -c \
     "SELECT count(*), round(sum(octet_length(body)) / 1e6, 1) FROM docs")
 log "loaded ${rows} rows, ${mbytes} MB"
 
-# median_ms SQL : the median over --rounds fresh sessions of SQL's run time, in ms.
-median_ms() {
-    local sql=$1 i times=()
+# measure SQL : runs SQL (a query returning one value) in --rounds fresh sessions; sets
+# MEDIAN_MS to the median run time and RESULT to the value of the last run.
+measure() {
+    local sql=$1 i out times=()
     for ((i = 0; i < rounds; i++)); do
-        times+=("$(psql -X -At -v ON_ERROR_STOP=1 \
-            -c "SET work_mem = '${work_mem}'" -c '\timing on' -c "${sql}" |
-            sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -n 1)")
+        out=$(psql -X -At -v ON_ERROR_STOP=1 \
+            -c "SET work_mem = '${work_mem}'" -c '\timing on' -c "${sql}" 2>/dev/null)
+        times+=("$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' <<<"${out}" | tail -n 1)")
+        RESULT=$(grep -v '^Time:\|^SET$' <<<"${out}" | tail -n 1)
     done
-    printf '%s\n' "${times[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
+    MEDIAN_MS=$(printf '%s\n' "${times[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
 }
 
 if [[ ${pairs} -eq 1 ]]; then
-md5_ms=$(median_ms 'SELECT count(md5(body)) FROM docs')
+measure 'SELECT count(md5(body)) FROM docs'
+md5_ms=${MEDIAN_MS}
 printf '\n%s rows, %s MB, work_mem %s, median of %s runs\n\n' "${rows}" "${mbytes}" "${work_mem}" "${rounds}"
 printf '| call | min_similarity | rows returned | time | ratio to count(md5(body)) |\n|---|---|---|---|---|\n'
 printf '| `count(md5(body))` | | | %.0f ms | 1 |\n' "${md5_ms}"
 for t in "${threshold_list[@]}"; do
-    for fn in simhash_similar_pairs simhash_similar_clusters; do
-        n=$(psql -X -At -c "SET work_mem = '${work_mem}'" \
-            -c "SELECT count(*) FROM ${fn}('SELECT id, body FROM docs', ${t})" | tail -n 1)
-        ms=$(median_ms "SELECT count(*) FROM ${fn}('SELECT id, body FROM docs', ${t})")
+    fns=(simhash_similar_pairs)
+    [[ ${clusters} -eq 1 ]] && fns+=(simhash_similar_clusters)
+    for fn in "${fns[@]}"; do
+        measure "SELECT count(*) FROM ${fn}('SELECT id, body FROM docs', ${t})"
+        n=${RESULT}
+        ms=${MEDIAN_MS}
         printf '| `%s` | %s | %s | %.2f s | %.0f |\n' "${fn}" "${t}" "${n}" \
             "$(awk -v m="${ms}" 'BEGIN { print m / 1000 }')" \
             "$(awk -v m="${ms}" -v b="${md5_ms}" 'BEGIN { print m / b }')"
