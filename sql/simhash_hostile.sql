@@ -3,7 +3,8 @@
 -- A role with CREATE on public plants operators and functions that match the argument types
 -- of the extension's internal queries more exactly than the built-in ones (regclass = regclass,
 -- oid <> integer, quote_ident(name), ...), and temporary tables that shadow catalogs. Every
--- entry point is then exercised, as a superuser and as that role. Each planted object logs its
+-- entry point is then exercised (the similarity functions and the trigger with a threshold
+-- too), as a superuser and as that role. Each planted object logs its
 -- use in public.hijacks and raises a WARNING, so a hijack shows both in the output and in the
 -- final count, which must be 0. (Before this test existed, the dedupe trigger's layout query
 -- ran a planted `=` as the superuser who inserted the row.)
@@ -120,6 +121,21 @@ SELECT count(*) AS with_tfidf FROM h_docs WHERE simhash_tfidf(body, 'h_df') IS N
 SELECT count(*) AS pairs FROM simhash_pairs('SELECT id, fp FROM h_docs', 3);
 SELECT count(*) AS clustered FROM simhash_clusters('SELECT id, fp FROM h_docs', 3);
 SELECT simhash_layout_record('h_docs', 'fp', 3, 4);
+SELECT round(simhash_jaccard(a.body, b.body)::numeric, 3) AS jaccard,
+       round(simhash_containment(a.body, b.body)::numeric, 3) AS containment,
+       simhash_jaccard(simhash_shingles(a.body), simhash_shingles(b.body)) = simhash_jaccard(a.body, b.body) AS sets_agree
+FROM h_docs a, h_docs b WHERE a.id = 1 AND b.id = 2;
+SELECT count(*) AS similar_pairs FROM simhash_similar_pairs('SELECT id, body FROM h_links', 0.8);
+SELECT count(*) AS similar_pairs_low FROM simhash_similar_pairs('SELECT id, body FROM h_links', 0.5);
+SELECT count(*) AS similar_clustered FROM simhash_similar_clusters('SELECT id, body FROM h_links', 0.8);
+CREATE TABLE h_sim (id bigint PRIMARY KEY, body text, fp bigint);
+CREATE TRIGGER h_sim_dedupe BEFORE INSERT ON h_sim FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0.8', 'skip');
+SELECT count(*) AS indexes FROM simhash_create_index('h_sim', 'fp', 14, 5);
+INSERT INTO h_sim (id, body) SELECT id, body FROM h_links ORDER BY id;
+SELECT count(*) AS kept FROM h_sim;
+SELECT (n.doc).id FROM simhash_similar_nearest(NULL::h_sim, 'body', 'fp', (SELECT body FROM h_links WHERE id = 10), 3) n;
+DROP TABLE h_sim;
 SELECT simhash_drop_index('h_links', 'fp');
 ALTER TABLE h_links DROP COLUMN dup_of CASCADE;
 DROP TABLE h_links;
