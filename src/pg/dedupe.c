@@ -122,6 +122,7 @@ typedef struct DedupeConfig
 	AttrNumber	link_attno;
 	int			k;
 	double		min_similarity; /* 0: near duplicates by distance alone */
+	SimhashRecipe recipe;		/* with a threshold: the fingerprint stored, k its radius */
 	DedupePolicy policy;
 	int			nkeys;			/* primary key columns of root; 0: none (ctid is shown) */
 	char	   *key_names;		/* "id" or "a, b", for messages */
@@ -267,10 +268,9 @@ check_generated_fp(Relation rel, DedupeConfig *c, Oid nsp, Trigger *tg)
 /*
  * The third argument: a Hamming distance k ("3"), or a similarity threshold ("0.8", with a
  * decimal point). With a threshold t, near duplicates are the rows whose texts have a
- * simhash_jaccard of at least t; candidates are the rows whose fingerprints
- * simhash(text, 'char', 5, 'binary') lie within the radius simhash_similar_recipes(t) gives
- * (k = 14 below 0.9, 12 from 0.9: at least 97 % of the pairs at t in every collection of
- * bench/eval_natural.cpp). Below 0.8 the recipes need two fingerprints: refused.
+ * simhash_jaccard of at least t; candidates are the rows whose fingerprints of t's recipe
+ * (simhash_similar_recipes: simhash(text, 'char', 5, 'binary') from 0.8) lie within its
+ * radius (14 below 0.9, 12 from 0.9). Below 0.8 the recipes need two fingerprints: refused.
  */
 static void
 parse_limit(DedupeConfig *c, Trigger *tg)
@@ -300,8 +300,15 @@ parse_limit(DedupeConfig *c, Trigger *tg)
 							   MIN_DEDUPE_SIMILARITY),
 					 errhint("Use a threshold of at least %.1f, or find such pairs with simhash_similar_pairs().",
 							 MIN_DEDUPE_SIMILARITY)));
+		{
+			const SimhashRecipe *recipes;
+
+			if (simhash_similar_recipes_for(t, &recipes) != 1)
+				elog(ERROR, "simhash_dedupe: threshold %g has more than one candidate recipe", t);
+			c->recipe = recipes[0];
+		}
 		c->min_similarity = t;
-		c->k = t >= 0.9 ? 12 : 14;
+		c->k = c->recipe.max_distance;
 		return;
 	}
 	{
@@ -923,24 +930,18 @@ search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, Snapshot snapshot,
 }
 
 /*
- * The fingerprint the trigger stores: simhash(text), or with a similarity threshold
- * simhash(text, 'char', 5, 'binary'); false when the text has no feature.
+ * The fingerprint the trigger stores: simhash(text), or with a similarity threshold the
+ * fingerprint of its recipe, simhash(text, 'char', 5, 'binary'); false when the text has no
+ * feature.
  */
 static bool
 row_fingerprint(DedupeConfig *c, text *t, uint64 *fp)
 {
 	if (c->min_similarity > 0)
 	{
-		simhash_text_options options = {SIMHASH_TOKENIZER_CHAR, 5, SIMHASH_WEIGHTING_BINARY, 1};
-		simhash_text_state state;
-		SimhashFeatureBuffer buffer;
-		const char *data;
-		size_t		len;
+		simhash_text_options options = {c->recipe.tokenizer, c->recipe.n, SIMHASH_WEIGHTING_BINARY, 1};
 
-		simhash_text_start(&state, &options, false, &buffer);
-		data = simhash_text_utf8(t, &len);
-		simhash_text_feed_all(&state, &buffer, data, len);
-		return simhash_text_finish(&state, &buffer, NULL, 0, 0, fp);
+		return simhash_text_fingerprint(t, &options, fp);
 	}
 	else
 	{

@@ -160,6 +160,20 @@ simhash_text_finish(simhash_text_state *state, SimhashFeatureBuffer *buffer,
 	return true;
 }
 
+bool
+simhash_text_fingerprint(text *body, const simhash_text_options *options, uint64 *fingerprint)
+{
+	simhash_text_state state;
+	SimhashFeatureBuffer buffer;
+	const char *data;
+	size_t		len;
+
+	simhash_text_start(&state, options, false, &buffer);
+	data = simhash_text_utf8(body, &len);
+	simhash_text_feed_all(&state, &buffer, data, len);
+	return simhash_text_finish(&state, &buffer, NULL, 0, 0, fingerprint);
+}
+
 PG_FUNCTION_INFO_V1(simhash_text_with_options);
 
 /*
@@ -169,25 +183,15 @@ PG_FUNCTION_INFO_V1(simhash_text_with_options);
 Datum
 simhash_text_with_options(PG_FUNCTION_ARGS)
 {
-	text	   *body = PG_GETARG_TEXT_PP(0);
 	simhash_text_options options;
-	simhash_text_state state;
-	SimhashFeatureBuffer buffer;
-	const char *data;
-	size_t		len;
 	uint64		fp;
-	bool		found;
 
 	options.tokenizer = simhash_tokenizer_arg(PG_GETARG_TEXT_PP(1));
 	options.n = PG_GETARG_INT32(2);
 	options.weighting = simhash_weighting_arg(PG_GETARG_TEXT_PP(3));
 	options.min_features = PG_GETARG_INT32(4);
 
-	simhash_text_start(&state, &options, false, &buffer);
-	data = simhash_text_utf8(body, &len);
-	simhash_text_feed_all(&state, &buffer, data, len);
-	found = simhash_text_finish(&state, &buffer, NULL, 0, 0, &fp);
-	if (!found)
+	if (!simhash_text_fingerprint(PG_GETARG_TEXT_PP(0), &options, &fp))
 		PG_RETURN_NULL();
 	/* The unsigned fingerprint's bits, reinterpreted as a two's complement bigint. */
 	PG_RETURN_INT64((int64) fp);

@@ -54,6 +54,13 @@ extern bool simhash_text_finish(simhash_text_state *state, SimhashFeatureBuffer 
 								uint64 *fingerprint);
 
 /*
+ * The fingerprint of a text (any database encoding) with the options: true with
+ * *fingerprint set, false below min_features features. Cancellable.
+ */
+extern bool simhash_text_fingerprint(text *body, const simhash_text_options *options,
+									 uint64 *fingerprint);
+
+/*
  * The distinct features of a text with the options (a collecting run), ascending as
  * unsigned values, into *features (palloc'd) and, unless counts is NULL, their numbers of
  * occurrences into *counts (palloc'd); returns how many there are. Cancellable.

@@ -608,36 +608,14 @@ COMMENT ON FUNCTION simhash_containment(bigint[], bigint[]) IS
 'share of shingle set a (from simhash_shingles) found in b; NULL when a is empty';
 
 -- The candidate recipes of the verified functions: for a similarity threshold, the
--- fingerprints (simhash(body, tokenizer, n, 'binary')) and Hamming radii whose candidate
--- pairs hold at least 97 % of the pairs at or above the threshold in every collection of
--- natural near duplicates measured (bench/eval_natural.cpp: paragraphs of man pages in
--- five languages and of copyright files), with the fewest candidates; radii are at most 16,
--- what simhash_pairs serves. Below 0.8 the candidates of two recipes are joined. Below 0.6
--- no choice within k <= 16 reaches 97 % everywhere (the one here: 96.4 % at 0.5 in the
--- weakest collection). See the README's calibration table.
+-- fingerprints (simhash(body, tokenizer, n, 'binary')) and Hamming radii to take candidate
+-- pairs from. The one calibration table (src/pg/similarity.c, measured with
+-- bench/eval_natural.cpp) serves these functions and the dedupe trigger. See the README's
+-- calibration table.
 CREATE FUNCTION simhash_similar_recipes(min_similarity double precision)
     RETURNS TABLE (tokenizer text, n integer, max_distance integer)
-    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-    SET search_path = pg_catalog, pg_temp
-    AS $$
-BEGIN
-    IF min_similarity = 'NaN'::float8 OR min_similarity <= 0 OR min_similarity > 1 THEN
-        RAISE EXCEPTION 'simhash: min_similarity must be in (0, 1], got %', min_similarity
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF min_similarity >= 0.9 THEN
-        RETURN QUERY VALUES ('char', 5, 12);
-    ELSIF min_similarity >= 0.8 THEN
-        RETURN QUERY VALUES ('char', 5, 14);
-    ELSIF min_similarity >= 0.7 THEN
-        RETURN QUERY VALUES ('char', 3, 14), ('char', 4, 14);
-    ELSIF min_similarity >= 0.6 THEN
-        RETURN QUERY VALUES ('word', 1, 14), ('char', 3, 14);
-    ELSE
-        RETURN QUERY VALUES ('word', 1, 16), ('char', 3, 16);
-    END IF;
-END
-$$;
+    AS 'MODULE_PATHNAME', 'simhash_similar_recipes'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 2;
 COMMENT ON FUNCTION simhash_similar_recipes(double precision) IS
 'the fingerprints simhash(body, tokenizer, n, ''binary'') and Hamming radii within which simhash_similar_pairs looks for candidate pairs at or above min_similarity (0 < min_similarity <= 1)';
 
