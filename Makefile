@@ -27,6 +27,7 @@ OBJS = \
 	src/core/locks.o \
 	src/core/near_pairs.o \
 	src/core/similarity.o \
+	src/core/minhash.o \
 	src/core/text_options.o \
 	src/core/tokenizer.o \
 	src/core/unicode.o \

@@ -71,6 +71,7 @@
 
 #include "core/fingerprint.hpp"
 #include "core/hamming.hpp"
+#include "core/minhash.hpp"
 #include "core/similarity.hpp"
 #include "core/text_options.hpp"
 #include "core/utf8.hpp"
@@ -111,6 +112,14 @@ static_assert(kVerified[0] >= kThresholds[0], "returned pairs must lie in the tr
 constexpr Candidates candidates(double v) {
   return v >= 0.8 ? Candidates{'F', 0, 14} : v >= 0.7 ? Candidates{'D', 0, 16} : Candidates{'B', 'D', 16};
 }
+
+// MinHash LSH schemes (bands, rows) evaluated; the first is the extension's (kLshBands,
+// kLshRows of core/minhash.hpp).
+struct LshScheme {
+  int bands, rows;
+};
+constexpr std::array<LshScheme, 6> kLshSchemes = {
+    {{simhash::kLshBands, simhash::kLshRows}, {16, 4}, {24, 6}, {30, 6}, {16, 5}, {12, 8}}};
 
 struct Config {
   fs::path corpus;
@@ -612,6 +621,11 @@ struct Result {
     }
   };
   std::array<Returned, kVerified.size()> verified{}, verified_exact{};
+  // MinHash LSH (kLshSchemes): pairs sharing a band key, and the true pairs among them.
+  std::array<std::uint64_t, kLshSchemes.size()> lsh_all{};
+  std::array<std::array<std::uint64_t, kThresholds.size()>, kLshSchemes.size()> lsh_truth{};
+  // The pipeline with the extension's keys (scheme 0) at the verified thresholds.
+  std::array<Returned, kVerified.size()> verified_lsh{};
 
   explicit Result(std::size_t recipes = 0)
       : all_pairs(recipes), truth(recipes), out_raw_right(recipes), out_raw_true(recipes) {}
@@ -642,6 +656,11 @@ struct Result {
     for (std::size_t v = 0; v < kVerified.size(); ++v) {
       verified[v] += o.verified[v];
       verified_exact[v] += o.verified_exact[v];
+      verified_lsh[v] += o.verified_lsh[v];
+    }
+    for (std::size_t l = 0; l < kLshSchemes.size(); ++l) {
+      lsh_all[l] += o.lsh_all[l];
+      for (std::size_t t = 0; t < kThresholds.size(); ++t) lsh_truth[l][t] += o.lsh_truth[l][t];
     }
     return *this;
   }
@@ -671,6 +690,56 @@ struct Result {
     return -1;
   }
 };
+
+// The band keys of every set under scheme l (empty for an empty set).
+std::vector<std::vector<std::int64_t>> lsh_keys_of(const std::vector<std::vector<std::uint64_t>>& sets,
+                                                   const LshScheme& l, unsigned threads) {
+  std::vector<std::vector<std::int64_t>> keys(sets.size());
+  run_parallel(threads, sets.size(), [&](const auto& next) {
+    for (std::size_t i; next(i);) {
+      if (sets[i].empty()) continue;
+      keys[i] = simhash::lsh_band_keys(
+          simhash::minhash_signature(sets[i].data(), sets[i].size(), l.bands * l.rows), l.bands,
+          l.rows);
+    }
+  });
+  return keys;
+}
+
+// The number of distinct pairs that share at least one band key: per band, the items
+// grouped by key, every pair of a group; deduplicated across bands.
+std::uint64_t lsh_pair_count(const std::vector<std::vector<std::int64_t>>& keys, int bands) {
+  std::vector<std::uint64_t> pairs;
+  std::vector<std::pair<std::int64_t, std::uint32_t>> byk;
+  for (int b = 0; b < bands; ++b) {
+    byk.clear();
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (!keys[i].empty()) byk.emplace_back(keys[i][static_cast<std::size_t>(b)], i);
+    }
+    std::sort(byk.begin(), byk.end());
+    for (std::size_t s = 0; s < byk.size();) {
+      std::size_t e = s + 1;
+      while (e < byk.size() && byk[e].first == byk[s].first) ++e;
+      for (std::size_t x = s; x < e; ++x) {
+        for (std::size_t y = x + 1; y < e; ++y) {
+          pairs.push_back(static_cast<std::uint64_t>(byk[x].second) << 32 | byk[y].second);
+        }
+      }
+      s = e;
+    }
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  }
+  return pairs.size();
+}
+
+bool share_key(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
+  if (a.empty() || b.empty()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == b[i]) return true;
+  }
+  return false;
+}
 
 // Histograms of the Hamming distances of all pairs, one per recipe.
 std::vector<DistHist> all_pair_distances(const std::vector<std::vector<std::uint64_t>>& fps,
@@ -829,6 +898,13 @@ Result evaluate(const Collection& c, const std::vector<Recipe>& rs, const Config
   res.union_all = union_pair_counts(fps, unions, n, threads);
   std::fprintf(stderr, "[%s] fingerprints and all-pair distances (%.1f s)\n", c.name.c_str(),
                seconds_since(t0));
+  std::vector<std::vector<std::vector<std::int64_t>>> lsh(kLshSchemes.size());
+  for (std::size_t l = 0; l < kLshSchemes.size(); ++l) {
+    lsh[l] = lsh_keys_of(c.sets, kLshSchemes[l], threads);
+    res.lsh_all[l] = lsh_pair_count(lsh[l], kLshSchemes[l].bands);
+  }
+  std::fprintf(stderr, "[%s] MinHash LSH keys and pairs (%.1f s)\n", c.name.c_str(),
+               seconds_since(t0));
   struct VerifiedCandidates {
     std::size_t x, y;  // y == x: x alone
     int k;
@@ -856,6 +932,12 @@ Result evaluate(const Collection& c, const std::vector<Recipe>& rs, const Config
       if (j >= kThresholds[kT08] && raw_j >= kRawTrue) ++res.out_raw_true[r][d];
     }
     const auto dist = [&](std::size_t r) { return simhash::hamming(fps[r][a], fps[r][b]); };
+    for (std::size_t l = 0; l < kLshSchemes.size(); ++l) {
+      if (!share_key(lsh[l][a], lsh[l][b])) continue;
+      for (std::size_t t = 0; t < kThresholds.size(); ++t) {
+        if (j >= kThresholds[t]) ++res.lsh_truth[l][t];
+      }
+    }
     for (std::size_t u = 0; u < unions.size(); ++u) {
       const int d = std::min(dist(unions[u][0]), dist(unions[u][1]));
       for (std::size_t q = 0; q < kUnionK.size(); ++q) {
@@ -876,6 +958,7 @@ Result evaluate(const Collection& c, const std::vector<Recipe>& rs, const Config
       };
       count(res.verified_exact[v]);
       if (std::min(dist(vc[v].x), dist(vc[v].y)) <= vc[v].k) count(res.verified[v]);
+      if (share_key(lsh[0][a], lsh[0][b])) count(res.verified_lsh[v]);
     }
   };
   const auto jaccard_of = [](const std::vector<std::vector<std::uint64_t>>& s, std::uint32_t a,
@@ -1147,18 +1230,79 @@ void print_verified(const std::vector<Result>& results, const Result& pooled) {
     std::printf(" %s | %s |", rec.c_str(), prec.c_str());
   };
   for (std::size_t v = 0; v < kVerified.size(); ++v) {
-    for (const bool exact : {false, true}) {
+    for (const int how : {0, 1, 2}) {  // SimHash candidates, LSH keys, every pair
       const Candidates c = candidates(kVerified[v]);
       const std::string what =
-          exact ? "exact"
-                : (c.y ? std::string(1, c.x) + " + " + c.y : std::string(1, c.x)) + " k=" +
-                      std::to_string(c.k);
+          how == 2   ? "exact"
+          : how == 1 ? "LSH keys"
+                     : (c.y ? std::string(1, c.x) + " + " + c.y : std::string(1, c.x)) + " k=" +
+                           std::to_string(c.k);
+      const auto pick = [&](const Result& r) -> const Result::Returned& {
+        return how == 2 ? r.verified_exact[v] : how == 1 ? r.verified_lsh[v] : r.verified[v];
+      };
       std::printf("| %.2f | %s |", kVerified[v], what.c_str());
-      for (const auto& r : results) cells(r, exact ? r.verified_exact[v] : r.verified[v]);
-      const auto& p = exact ? pooled.verified_exact[v] : pooled.verified[v];
+      for (const auto& r : results) cells(r, pick(r));
+      const auto& p = pick(pooled);
       cells(pooled, p);
       std::printf(" %llu |\n", static_cast<unsigned long long>(p.returned));
     }
+  }
+}
+
+void print_lsh(const std::vector<Result>& results, const Result& pooled) {
+  std::printf("\n## MinHash LSH candidates\n\n");
+  std::printf(
+      "Candidates: the pairs that share at least one band key (`simhash_lsh`, "
+      "core/minhash.hpp: a MinHash signature of b r values by one permutation hashing with "
+      "optimal densification, b bands of r values). The first scheme is the extension's. "
+      "Candidate recall at t per collection (lowest over the collections with true pairs, then "
+      "pooled) and candidate pairs per item (pooled), exactly over all pairs. The textbook "
+      "estimate 1 - (1 - t^r)^b is given beside the measured lowest.\n\n");
+  std::printf("| bands x rows | candidates per item |");
+  for (std::size_t t = 0; t < kThresholds.size(); ++t) {
+    std::printf(" t = %.1f lowest | estimate | pooled |", kThresholds[t]);
+  }
+  std::printf("\n|---|---|");
+  for (std::size_t t = 0; t < kThresholds.size(); ++t) std::printf("---|---|---|");
+  std::printf("\n");
+  for (std::size_t l = 0; l < kLshSchemes.size(); ++l) {
+    std::printf("| %d x %d | %s |", kLshSchemes[l].bands, kLshSchemes[l].rows,
+                per_item_str(pooled.items ? static_cast<double>(pooled.lsh_all[l]) /
+                                                static_cast<double>(pooled.items)
+                                          : 0.0)
+                    .c_str());
+    for (std::size_t t = 0; t < kThresholds.size(); ++t) {
+      double lowest = 1.0;
+      for (const auto& r : results) {
+        if (r.true_pairs[t] == 0) continue;
+        lowest = std::min(lowest, static_cast<double>(r.lsh_truth[l][t]) /
+                                      static_cast<double>(r.true_pairs[t]));
+      }
+      const double estimate =
+          1.0 - std::pow(1.0 - std::pow(kThresholds[t], kLshSchemes[l].rows), kLshSchemes[l].bands);
+      const double all = pooled.true_pairs[t] ? static_cast<double>(pooled.lsh_truth[l][t]) /
+                                                    static_cast<double>(pooled.true_pairs[t])
+                                              : 1.0;
+      std::printf(" %.4f | %.4f | %.4f |", lowest, estimate, all);
+    }
+    std::printf("\n");
+  }
+  std::printf("\nPer collection, the extension's scheme (%d x %d): candidate recall at t = 0.7 / "
+              "0.8 / 0.9 and candidates per item.\n\n| collection | items | R 0.7 | R 0.8 | R 0.9 "
+              "| per item |\n|---|---|---|---|---|---|\n",
+              kLshSchemes[0].bands, kLshSchemes[0].rows);
+  for (const auto& r : results) {
+    const auto rec = [&](std::size_t t) {
+      return r.true_pairs[t] ? fmt("%.4f", static_cast<double>(r.lsh_truth[0][t]) /
+                                               static_cast<double>(r.true_pairs[t]))
+                             : std::string("-");
+    };
+    std::printf("| %s | %zu | %s | %s | %s | %s |\n", r.name.c_str(), r.items, rec(2).c_str(),
+                rec(3).c_str(), rec(4).c_str(),
+                per_item_str(r.items ? static_cast<double>(r.lsh_all[0]) /
+                                           static_cast<double>(r.items)
+                                     : 0.0)
+                    .c_str());
   }
 }
 
@@ -1363,6 +1507,7 @@ void print_report(const Config& cfg, const std::string& command, const std::vect
 
   print_unions(rs, results, pooled);
   print_verified(results, pooled);
+  print_lsh(results, pooled);
 
   std::printf("\n## Run\n\n```sh\n%s > bench/results/eval_natural.md\n```\n\n", command.c_str());
   std::printf("Wall time %.0f s on %u threads (the only line that depends on the machine).\n",
