@@ -242,11 +242,12 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE id > 10000) AS mit_copies_kept F
 SELECT count(*) AS near_pairs FROM docs a JOIN docs b ON a.id < b.id AND hamming(a.fp, b.fp) <= 3;
 
 
--- With a similarity threshold instead of a distance: the fingerprint column holds
--- simhash(body, 'char', 5, 'binary'), candidates come from the radius of the threshold (14
--- for 0.8) and a row is a near duplicate when its simhash_jaccard reaches the threshold.
--- Rows offered one by one in id order; afterwards, by brute force: no two kept rows are
--- near duplicates, and every skipped row is a near duplicate of a kept row before it.
+-- With a similarity threshold instead of a distance: the key column (bigint[]) holds
+-- simhash_lsh(body), candidates are the rows sharing a key (through a GIN index) and a row
+-- is a near duplicate when its simhash_jaccard reaches the threshold. Rows offered one by
+-- one in id order; afterwards, by brute force over every pair (no keys involved): no two
+-- kept rows are near duplicates, and every skipped row is a near duplicate of a kept row
+-- before it.
 CREATE TABLE sim_offered (id integer PRIMARY KEY, body text);
 INSERT INTO sim_offered
 SELECT row_number() OVER (ORDER BY t.name, v), CASE v
@@ -257,74 +258,105 @@ SELECT row_number() OVER (ORDER BY t.name, v), CASE v
          ELSE regexp_replace(t.body, '(\S+\s+){6}$', '')
        END
 FROM texts t, generate_series(0, 4) v;
-CREATE TABLE sim_kept (id integer PRIMARY KEY, body text, fp bigint, dup_of integer);
+CREATE TABLE sim_kept (id integer PRIMARY KEY, body text, lsh bigint[], dup_of integer);
+CREATE INDEX sim_kept_lsh ON sim_kept USING gin (lsh);
 CREATE TRIGGER sim_dedupe BEFORE INSERT OR UPDATE OF body ON sim_kept FOR EACH ROW
-    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0.8', 'skip');
-SELECT count(*) AS indexes FROM simhash_create_index('sim_kept', 'fp', 14);
+    EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.8', 'skip');
 INSERT INTO sim_kept (id, body) SELECT id, body FROM sim_offered ORDER BY id;
 SELECT (SELECT count(*) FROM sim_offered) AS offered, count(*) AS kept,
-       count(*) FILTER (WHERE fp IS DISTINCT FROM simhash(body, 'char', 5, 'binary')) AS wrong_fp
+       count(*) FILTER (WHERE lsh IS DISTINCT FROM simhash_lsh(body)) AS wrong_keys
 FROM sim_kept;
 SELECT count(*) AS near_pairs_kept
 FROM sim_kept a JOIN sim_kept b ON a.id < b.id
-WHERE hamming(a.fp, b.fp) <= 14 AND simhash_jaccard(a.body, b.body) >= 0.8;
+WHERE simhash_jaccard(a.body, b.body) >= 0.8;
 SELECT count(*) AS skipped,
        count(*) FILTER (WHERE NOT EXISTS (
            SELECT FROM sim_kept k WHERE k.id < o.id
-             AND hamming(k.fp, simhash(o.body, 'char', 5, 'binary')) <= 14
              AND simhash_jaccard(k.body, o.body) >= 0.8)) AS skipped_wrongly
 FROM sim_offered o WHERE o.id NOT IN (SELECT id FROM sim_kept);
+-- the same without the GIN index: every row reads the table (a NOTICE says so), same answer
+DROP INDEX sim_kept_lsh;
+CREATE TABLE sim_kept2 (LIKE sim_kept);
+CREATE TRIGGER sim_dedupe BEFORE INSERT ON sim_kept2 FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.8', 'skip');
+INSERT INTO sim_kept2 (id, body) SELECT id, body FROM sim_offered ORDER BY id;
+SELECT (SELECT array_agg(id ORDER BY id) FROM sim_kept) = (SELECT array_agg(id ORDER BY id) FROM sim_kept2) AS same_rows_kept;
+DROP TABLE sim_kept2;
+CREATE INDEX sim_kept_lsh ON sim_kept USING gin (lsh);
 -- reject names the most similar row; link links to it
 DROP TRIGGER sim_dedupe ON sim_kept;
 CREATE TRIGGER sim_dedupe BEFORE INSERT OR UPDATE OF body ON sim_kept FOR EACH ROW
-    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0.8', 'reject');
+    EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.8', 'reject');
 \set VERBOSITY default
 INSERT INTO sim_kept (id, body) SELECT 1000, upper(body) FROM sim_kept WHERE id = 1;
 \set VERBOSITY terse
 DROP TRIGGER sim_dedupe ON sim_kept;
 CREATE TRIGGER sim_dedupe BEFORE INSERT OR UPDATE OF body ON sim_kept FOR EACH ROW
-    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0.9', 'link', 'dup_of');
-SELECT count(*) AS indexes FROM simhash_create_index('sim_kept', 'fp', 12);
+    EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.9', 'link', 'dup_of');
 INSERT INTO sim_kept (id, body)
-SELECT 2000 + row_number() OVER (ORDER BY id), body || '!' FROM (SELECT * FROM sim_kept WHERE fp IS NOT NULL ORDER BY id LIMIT 3) k;
+SELECT 2000 + row_number() OVER (ORDER BY id), body || '!' FROM (SELECT * FROM sim_kept WHERE cardinality(lsh) > 0 ORDER BY id LIMIT 3) k;
 INSERT INTO sim_kept (id, body) VALUES (2004, 'An unrelated sentence about the weather in the mountains during a long winter');
 SELECT k.id, k.dup_of, o.id AS original FROM sim_kept k
-LEFT JOIN (SELECT id, row_number() OVER (ORDER BY id) AS n FROM sim_kept WHERE id < 2000 AND fp IS NOT NULL) o ON k.id = 2000 + o.n
+LEFT JOIN (SELECT id, row_number() OVER (ORDER BY id) AS n FROM sim_kept WHERE id < 2000 AND cardinality(lsh) > 0) o ON k.id = 2000 + o.n
 WHERE k.id BETWEEN 2001 AND 2003 ORDER BY k.id;
 -- an update that makes a row similar to another is linked too
 UPDATE sim_kept SET body = (SELECT body FROM sim_kept WHERE id < 2000 ORDER BY id LIMIT 1 OFFSET 5) WHERE id = 2004;
 SELECT dup_of = (SELECT id FROM sim_kept WHERE id < 2000 ORDER BY id LIMIT 1 OFFSET 5) AS linked FROM sim_kept WHERE id = 2004;
--- bad thresholds, and a generated fingerprint column
-CREATE TABLE sim_bad (id integer PRIMARY KEY, body text, fp bigint,
-                      gfp bigint GENERATED ALWAYS AS (simhash(body)) STORED);
-CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0.5', 'skip');
+-- bad thresholds, wrong column types, and generated key columns
+CREATE TABLE sim_bad (id integer PRIMARY KEY, body text, fp bigint, lsh bigint[],
+                      gfp bigint GENERATED ALWAYS AS (simhash(body)) STORED,
+                      glsh bigint[] GENERATED ALWAYS AS (simhash_lsh(upper(body))) STORED,
+                      good bigint[] GENERATED ALWAYS AS (simhash_lsh(body)) STORED);
+CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.5', 'skip');
 INSERT INTO sim_bad (id, body) VALUES (1, 'x');
 DROP TRIGGER b1 ON sim_bad;
-CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '1.5', 'skip');
+CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '1.5', 'skip');
 INSERT INTO sim_bad (id, body) VALUES (1, 'x');
 DROP TRIGGER b1 ON sim_bad;
-CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0.x', 'skip');
+CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.x', 'skip');
 INSERT INTO sim_bad (id, body) VALUES (1, 'x');
 DROP TRIGGER b1 ON sim_bad;
-CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'gfp', '0.8', 'skip');
+CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0.8', 'skip');
 INSERT INTO sim_bad (id, body) VALUES (1, 'x');
+DROP TRIGGER b1 ON sim_bad;
+CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '3', 'skip');
+INSERT INTO sim_bad (id, body) VALUES (1, 'x');
+DROP TRIGGER b1 ON sim_bad;
+CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'glsh', '0.8', 'skip');
+INSERT INTO sim_bad (id, body) VALUES (1, 'x');
+DROP TRIGGER b1 ON sim_bad;
+CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'good', '0.8', 'skip');
+INSERT INTO sim_bad (id, body) VALUES (1, 'The quick brown fox jumps over the lazy dog near the river bank');
+INSERT INTO sim_bad (id, body) VALUES (2, 'The quick brown fox jumps over the lazy dog near the river bank!');
+SELECT id, good = simhash_lsh(body) AS good_keys FROM sim_bad ORDER BY id;
+DELETE FROM sim_bad;
 -- the threshold is written in plain decimals
 DROP TRIGGER b1 ON sim_bad;
-CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', ' 0.9', 'skip');
+CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', ' 0.9', 'skip');
 INSERT INTO sim_bad (id, body) VALUES (1, 'x');
 DROP TRIGGER b1 ON sim_bad;
-CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0x.e', 'skip');
+CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0x.e', 'skip');
 INSERT INTO sim_bad (id, body) VALUES (1, 'x');
--- with a threshold the fingerprint is always the text's own: a given one is replaced, and
--- a row without text has none (and is no duplicate)
+-- 0.7 is the lowest threshold served
 DROP TRIGGER b1 ON sim_bad;
-CREATE TRIGGER b1 BEFORE INSERT OR UPDATE ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0.8', 'reject');
+CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.69', 'skip');
+INSERT INTO sim_bad (id, body) VALUES (1, 'x');
+DROP TRIGGER b1 ON sim_bad;
+CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.7', 'skip');
 INSERT INTO sim_bad (id, body) VALUES (1, 'The quick brown fox jumps over the lazy dog near the river bank');
-INSERT INTO sim_bad (id, body, fp) VALUES (2, 'The quick brown fox jumps over the lazy dog near the river bank', 0);
-INSERT INTO sim_bad (id, body, fp) SELECT 3, NULL, fp FROM sim_bad WHERE id = 1;
-INSERT INTO sim_bad (id, body) VALUES (4, NULL);
-UPDATE sim_bad SET fp = (SELECT fp FROM sim_bad WHERE id = 1) WHERE id = 4;
-SELECT id, body IS NULL AS no_text, fp IS NULL AS no_fp FROM sim_bad ORDER BY id;
+INSERT INTO sim_bad (id, body) VALUES (2, 'The quick brown fox jumps over a lazy dog near the river');
+SELECT id FROM sim_bad ORDER BY id;
+DELETE FROM sim_bad;
+-- with a threshold the keys are always the text's own: given ones are replaced, a row
+-- without text has none (and is no duplicate), a text without characters an empty array
+DROP TRIGGER b1 ON sim_bad;
+CREATE TRIGGER b1 BEFORE INSERT OR UPDATE ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.8', 'reject');
+INSERT INTO sim_bad (id, body) VALUES (1, 'The quick brown fox jumps over the lazy dog near the river bank');
+INSERT INTO sim_bad (id, body, lsh) VALUES (2, 'The quick brown fox jumps over the lazy dog near the river bank', '{1,2,3}');
+INSERT INTO sim_bad (id, body, lsh) SELECT 3, NULL, lsh FROM sim_bad WHERE id = 1;
+INSERT INTO sim_bad (id, body, lsh) VALUES (4, NULL, '{5}'), (5, '...', '{6}'), (6, '!!!', NULL);
+UPDATE sim_bad SET lsh = (SELECT lsh FROM sim_bad WHERE id = 1) WHERE id = 4;
+SELECT id, body IS NULL AS no_text, lsh FROM sim_bad WHERE id > 1 ORDER BY id;
 DROP TABLE sim_bad, sim_kept, sim_offered;
 
 DROP TABLE docs, texts;

@@ -52,6 +52,15 @@ BEGIN
 END
 $plant$;
 
+-- && on bigint[] (the LSH keys' overlap), exactly as the built-in one matches it.
+CREATE FUNCTION public.evil_overlap(a bigint[], b bigint[]) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE WARNING 'hijacked: &&(bigint[], bigint[]) ran as %', current_user;
+    INSERT INTO public.hijacks VALUES (current_user, '&&(bigint[], bigint[])');
+    RETURN a OPERATOR(pg_catalog.&&) b;
+END $$;
+CREATE OPERATOR public.&& (LEFTARG = bigint[], RIGHTARG = bigint[], FUNCTION = public.evil_overlap);
+
 -- || on names, and functions that take a name where the built-in one takes text.
 CREATE FUNCTION public.evil_cat(a name, b text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
@@ -128,13 +137,13 @@ FROM h_docs a, h_docs b WHERE a.id = 1 AND b.id = 2;
 SELECT count(*) AS similar_pairs FROM simhash_similar_pairs('SELECT id, body FROM h_links', 0.8);
 SELECT count(*) AS similar_pairs_low FROM simhash_similar_pairs('SELECT id, body FROM h_links', 0.5);
 SELECT count(*) AS similar_clustered FROM simhash_similar_clusters('SELECT id, body FROM h_links', 0.8);
-CREATE TABLE h_sim (id bigint PRIMARY KEY, body text, fp bigint);
+CREATE TABLE h_sim (id bigint PRIMARY KEY, body text, lsh bigint[]);
+CREATE INDEX ON h_sim USING gin (lsh);
 CREATE TRIGGER h_sim_dedupe BEFORE INSERT ON h_sim FOR EACH ROW
-    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0.8', 'skip');
-SELECT count(*) AS indexes FROM simhash_create_index('h_sim', 'fp', 14, 5);
+    EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.8', 'skip');
 INSERT INTO h_sim (id, body) SELECT id, body FROM h_links ORDER BY id;
 SELECT count(*) AS kept FROM h_sim;
-SELECT (n.doc).id FROM simhash_similar_nearest(NULL::h_sim, 'body', 'fp', (SELECT body FROM h_links WHERE id = 10), 3) n;
+SELECT (n.doc).id FROM simhash_similar_nearest(NULL::h_sim, 'body', 'lsh', (SELECT body FROM h_links WHERE id = 10), 3) n;
 DROP TABLE h_sim;
 SELECT simhash_drop_index('h_links', 'fp');
 ALTER TABLE h_links DROP COLUMN dup_of CASCADE;

@@ -37,6 +37,23 @@ SELECT simhash_jaccard(ARRAY[1, NULL]::bigint[], ARRAY[1]::bigint[]);
 SELECT simhash_jaccard(ARRAY[[1, 2]]::bigint[], ARRAY[1]::bigint[]);
 SELECT simhash_jaccard('{}'::bigint[], '{}'::bigint[]) IS NULL AS both_empty_null;
 
+-- LSH keys: 20 a text (none without characters), the same from the text or its set, equal
+-- for texts equal after normalization, and golden values that must never change (stored
+-- keys are searched with keys computed later).
+SELECT cardinality(simhash_lsh('The quick brown fox jumps over the lazy dog')) AS keys,
+       cardinality(simhash_lsh('... !!!')) AS no_char_keys,
+       simhash_lsh(simhash_shingles('The quick brown fox')) = simhash_lsh('The quick brown fox') AS from_set,
+       simhash_lsh('The Quick, brown FOX') = simhash_lsh('the quick brown fox') AS normalized,
+       simhash_lsh('自由软件基金会') && simhash_lsh('自由软件基金会。') AS zh_shared,
+       simhash_lsh(NULL) IS NULL AS strict;
+SELECT (simhash_lsh('The quick brown fox jumps over the lazy dog'))[1:3] AS golden_en,
+       (simhash_lsh('abc'))[1:2] AS golden_short,
+       (simhash_lsh('これはテストの文章です'))[20] AS golden_ja;
+-- Keys shared by band position: a pair shares a key when some band agrees.
+SELECT count(*) FILTER (WHERE k.a = k.b) AS bands_shared
+FROM unnest(simhash_lsh('Permission is hereby granted, free of charge, to any person obtaining a copy'),
+            simhash_lsh('Permission is hereby granted, free of charge, to any person obtaining a copy of this software')) AS k (a, b);
+
 -- The test collection: 14 licence sentences and 12 deterministic edits of each (a word
 -- dropped, a word replaced, words swapped, case and punctuation changed, text appended),
 -- exact copies, short texts, texts without characters and a NULL text.
@@ -148,18 +165,21 @@ SELECT (SELECT count(*) FROM want) AS rows_,
               (SELECT max(f.similarity) FROM sim_found f
                WHERE f.threshold = 0.8 AND c.id IN (f.id1, f.id2))) AS wrong_similarity;
 
--- Search with a threshold, the documented recipe: a stored fingerprint of the recipe for
--- the threshold, block indexes for its radius, then verification. Against a scan that
+-- Search with a threshold, the documented recipe: a stored column of LSH keys with a GIN
+-- index, rows sharing a key with the query's, then verification. Against a scan that
 -- computes the similarity of every row.
-ALTER TABLE sim_docs ADD COLUMN fp5 bigint GENERATED ALWAYS AS (simhash(body, 'char', 5, 'binary')) STORED;
-SELECT count(*) AS indexes FROM simhash_create_index('sim_docs', 'fp5', 14);
--- (simhash_search.sql shows the plans: on a table this small the planner reads it whole.)
+ALTER TABLE sim_docs ADD COLUMN lsh bigint[] GENERATED ALWAYS AS (simhash_lsh(body)) STORED;
+CREATE INDEX sim_docs_lsh ON sim_docs USING gin (lsh);
+ANALYZE sim_docs;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM sim_docs WHERE lsh && simhash_lsh('some text');
 CREATE TABLE sim_search AS
 SELECT q.id AS qid, d.id, simhash_jaccard(d.body, q.body) AS similarity
 FROM sim_docs q, sim_docs d
 WHERE q.id % 100 IN (0, 4, 7) AND d.id <> q.id
-  AND simhash_near(d.fp5, simhash(q.body, 'char', 5, 'binary'), 14)
+  AND d.lsh && simhash_lsh(q.body)
   AND simhash_jaccard(d.body, q.body) >= 0.8;
+RESET enable_seqscan;
 SELECT (SELECT count(*) FROM sim_search) AS found,
        count(*) AS scan,
        count(*) FILTER (WHERE s.id IS NULL) AS missed
@@ -170,7 +190,7 @@ WHERE q.id % 100 IN (0, 4, 7);
 -- similarity orders them (ties by ctid), for three queries.
 WITH q AS (SELECT id, body FROM sim_docs WHERE id IN (300, 704, 1101)),
 n AS (SELECT q.id AS query, x.r, (x.doc).id, x.similarity
-      FROM q, LATERAL simhash_similar_nearest(NULL::sim_docs, 'body', 'fp5', q.body, 4)
+      FROM q, LATERAL simhash_similar_nearest(NULL::sim_docs, 'body', 'lsh', q.body, 4)
               WITH ORDINALITY AS x (doc, similarity, r)),
 b AS (SELECT * FROM (SELECT q.id AS query, d.id, simhash_jaccard(d.body, q.body) AS similarity,
                             row_number() OVER (PARTITION BY q.id
@@ -181,10 +201,11 @@ SELECT coalesce(n.query, b.query) AS query, count(*) AS rows_,
        bool_and(n.id IS NOT DISTINCT FROM b.id AND n.similarity IS NOT DISTINCT FROM b.similarity) AS same
 FROM n FULL JOIN b ON n.query = b.query AND n.r = b.r
 GROUP BY 1 ORDER BY 1;
-SELECT * FROM simhash_similar_nearest(NULL::sim_docs, 'body', 'fp5', 'x', 3, 0.5);
-SELECT * FROM simhash_similar_nearest(NULL::sim_docs, 'nope', 'fp5', 'x');
-SELECT * FROM simhash_similar_nearest(1, 'body', 'fp5', 'x');
-SELECT simhash_drop_index('sim_docs', 'fp5');
+SELECT * FROM simhash_similar_nearest(NULL::sim_docs, 'body', 'lsh', 'x', 3, 0.5);
+SELECT * FROM simhash_similar_nearest(NULL::sim_docs, 'nope', 'lsh', 'x');
+SELECT * FROM simhash_similar_nearest(NULL::sim_docs, 'body', 'body', 'x');
+SELECT * FROM simhash_similar_nearest(1, 'body', 'lsh', 'x');
+ALTER TABLE sim_docs DROP COLUMN lsh;
 
 -- Texts are grouped as identical by their bytes, whatever the column's collation.
 CREATE COLLATION sim_ci (provider = icu, locale = 'und-u-ks-level1', deterministic = false);
@@ -194,6 +215,9 @@ INSERT INTO sim_accents VALUES (1, 'Résumé café naïve façade'), (2, 'Resume
 SELECT * FROM simhash_similar_pairs('SELECT id, body FROM sim_accents', 0.9);
 DROP TABLE sim_accents;
 DROP COLLATION sim_ci;
+
+-- The candidates per threshold: LSH keys from 0.7, two fingerprints below.
+SELECT t, r.* FROM (VALUES (1.0), (0.9), (0.7), (0.69), (0.5)) v (t), simhash_similar_recipes(v.t) r;
 
 -- Bad input.
 SELECT * FROM simhash_similar_pairs('SELECT id, body FROM sim_docs', 0);

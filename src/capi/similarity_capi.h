@@ -26,6 +26,20 @@ simhash_status simhash_shingle_overlap(const uint64_t *a, size_t na, const uint6
                                        uint64_t *common, char *errbuf,
                                        size_t errcap) SIMHASH_NOEXCEPT;
 
+/* MinHash LSH keys (src/core/minhash.hpp): bands of rows signature values, one key a band. */
+#define SIMHASH_LSH_BANDS 20
+#define SIMHASH_LSH_ROWS 5
+/* The smallest similarity threshold the keys serve (candidate recall >= 0.97, measured). */
+#define SIMHASH_LSH_MIN_SIMILARITY 0.7
+
+/*
+ * The SIMHASH_LSH_BANDS band keys of a shingle set (ascending, distinct hashes) into
+ * keys[0..keys_cap), their number into *nkeys (0 for an empty set, SIMHASH_LSH_BANDS
+ * otherwise); SIMHASH_INVALID_ARGUMENT when keys_cap is too small.
+ */
+simhash_status simhash_lsh_keys(const uint64_t *set, size_t n, int64_t *keys, size_t keys_cap,
+                                size_t *nkeys, char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,15 +5,21 @@
  *   CREATE TRIGGER docs_dedupe BEFORE INSERT OR UPDATE OF body ON docs FOR EACH ROW
  *       EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
  *
- * Arguments: the text column, the fingerprint column (bigint, filled with simhash(text)
- * when it is NULL or the text changed), the largest distance k (0..16) or a similarity
- * threshold (0.8..1, written with a decimal point: see parse_limit()), the policy
- * (reject | skip | link) and, for link, the column that receives the primary key of the
- * existing near duplicate.
+ * Arguments: the text column, the key column, the limit, the policy (reject | skip | link)
+ * and, for link, the column that receives the primary key of the existing near duplicate.
+ * Two kinds of limit (see parse_limit()):
+ *   - a Hamming distance k (0..16): near duplicates are rows whose fingerprints lie within
+ *     k bits; the key column is a bigint, filled with simhash(text) when it is NULL or the
+ *     text changed, searched through the block indexes of simhash_create_index();
+ *   - a similarity threshold (0.7..1, written with a decimal point): near duplicates are
+ *     rows whose simhash_jaccard with the new text is at least the threshold; the key column
+ *     is a bigint[] that the trigger always fills with simhash_lsh(text), searched through a
+ *     GIN index on it (candidates: rows sharing a key), every candidate verified.
  *
  * Concurrency. Before looking for near duplicates, the trigger takes transaction-scoped
- * advisory locks on the new fingerprint's lock keys (core/locks.hpp: fingerprints within k
- * bits always share a key), in ascending order. A concurrent writer of a near duplicate
+ * advisory locks on the new row's lock keys, in ascending order: with a distance, those of
+ * its fingerprint (core/locks.hpp: fingerprints within k bits always share a key); with a
+ * threshold, its LSH keys (a row is a candidate exactly when it shares one). A concurrent writer of a near duplicate
  * holds one of those keys until it commits, so we wait for it and then see its row: the
  * search runs on a snapshot taken after the locks (plus CommandCounterIncrement, so rows
  * of the same statement count too). Under REPEATABLE READ and SERIALIZABLE, a near
@@ -29,14 +35,16 @@
  * quarter of the shared lock table), the trigger waits for the table lock (lock_budget()).
  *
  * The search uses the block indexes of simhash_create_index() directly (one B-tree probe
- * per block value, through the planner's own choice of radii); without them it reads the
- * whole table, and says so in a NOTICE once per session. Like a unique index, it sees every
+ * per block value, through the planner's own choice of radii), or the GIN index of the LSH
+ * keys (one bitmap scan); without them it reads the whole table, and says so in a NOTICE
+ * once per session. Like a unique index, it sees every
  * row of the table, whatever the caller's privileges and row-level security policies; a
  * reject message shows the other row's key only to callers allowed to read it.
  */
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/gin.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
@@ -44,12 +52,15 @@
 #include "access/xact.h"
 #include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_operator_d.h"
 #include "catalog/pg_type_d.h"
 #include "commands/trigger.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "nodes/tidbitmap.h"
 #include "rewrite/rewriteHandler.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
@@ -66,6 +77,7 @@
 #include "utils/snapmgr.h"
 
 #include "capi/search_capi.h"
+#include "capi/similarity_capi.h"
 #include "pg/layouts.h"
 #include "pg/options_pg.h"
 #include "pg/search.h"
@@ -82,8 +94,11 @@
 /* Largest k: what the lock keys support (core/locks.hpp). */
 #define MAX_DEDUPE_DISTANCE SIMHASH_MAX_LOCK_DISTANCE
 
-/* Smallest similarity threshold: one candidate fingerprint serves 0.8 and above. */
-#define MIN_DEDUPE_SIMILARITY 0.8
+/* Smallest similarity threshold: what the LSH keys serve (candidate recall >= 0.99). */
+#define MIN_DEDUPE_SIMILARITY SIMHASH_LSH_MIN_SIMILARITY
+
+/* The strategy of && in GIN's array_ops (GinOverlapStrategy of ginarrayproc.c). */
+#define GIN_OVERLAP_STRATEGY 1
 
 typedef enum DedupePolicy
 {
@@ -103,6 +118,7 @@ typedef struct DedupeTarget
 	SimhashSearchPlan plan;		/* blocks = 0: read the whole relation */
 	Oid			indexes[SIMHASH_MAX_BLOCKS];
 	bool		has_fingerprint[SIMHASH_MAX_BLOCKS];	/* (block, fp) index */
+	Oid			gin_index;		/* with a threshold: GIN index on the keys, or none */
 } DedupeTarget;
 
 /*
@@ -120,9 +136,8 @@ typedef struct DedupeConfig
 	AttrNumber	text_attno;
 	AttrNumber	fp_attno;
 	AttrNumber	link_attno;
-	int			k;
-	double		min_similarity; /* 0: near duplicates by distance alone */
-	SimhashRecipe recipe;		/* with a threshold: the fingerprint stored, k its radius */
+	int			k;				/* with a distance */
+	double		min_similarity; /* 0: near duplicates by distance alone; else LSH keys */
 	DedupePolicy policy;
 	int			nkeys;			/* primary key columns of root; 0: none (ctid is shown) */
 	char	   *key_names;		/* "id" or "a, b", for messages */
@@ -196,11 +211,43 @@ layout_max_distance(Oid nsp, Oid root, const char *col)
 	return simhash_layout_lookup(nsp, root, col, &max_distance, &blocks) ? max_distance : -1;
 }
 
+/*
+ * A valid GIN index of relid whose only key is column attno, with no predicate, that
+ * serves && (array_ops); InvalidOid without one.
+ */
+static Oid
+find_gin_index(Oid relid, AttrNumber attno)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	Oid			found = InvalidOid;
+
+	foreach(lc, indexes)
+	{
+		Relation	ind = index_open(lfirst_oid(lc), AccessShareLock);
+		Form_pg_index form = ind->rd_index;
+
+		if (ind->rd_rel->relam == GIN_AM_OID && form->indisvalid && form->indisready &&
+			form->indislive && form->indnatts == 1 && form->indkey.values[0] == attno &&
+			heap_attisnull(ind->rd_indextuple, Anum_pg_index_indpred, NULL) &&
+			get_opfamily_member(ind->rd_opfamily[0], ANYARRAYOID, ANYARRAYOID,
+								GIN_OVERLAP_STRATEGY) == OID_ARRAY_OVERLAP_OP)
+			found = RelationGetRelid(ind);
+		index_close(ind, AccessShareLock);
+		if (OidIsValid(found))
+			break;
+	}
+	list_free(indexes);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
 /* Fills a target for relation relid from the column names of the root. */
 static void
 make_target(DedupeTarget *t, Oid relid, const char *text_name, const char *fp_name,
 			const char *link_name, Relation root, int nkeys, const AttrNumber *root_keys,
-			Oid block_fn, int k)
+			Oid block_fn, DedupeConfig *c)
 {
 	SimhashLayouts layouts;
 	bool		in_index = true;
@@ -213,6 +260,11 @@ make_target(DedupeTarget *t, Oid relid, const char *text_name, const char *fp_na
 	for (int i = 0; i < nkeys; i++)
 		t->key_attnos[i] = get_attnum(relid, NameStr(TupleDescAttr(RelationGetDescr(root),
 																	 root_keys[i] - 1)->attname));
+	if (c->min_similarity > 0)
+	{
+		t->gin_index = find_gin_index(relid, t->fp_attno);
+		return;
+	}
 	simhash_find_layouts(relid, t->fp_attno, block_fn, AccessShareLock, &layouts);
 	for (int b = 2; b <= SIMHASH_MAX_BLOCKS; b++)
 		for (int i = 0; i < b; i++)
@@ -223,7 +275,7 @@ make_target(DedupeTarget *t, Oid relid, const char *text_name, const char *fp_na
 	 * a bulk load grows the table from what the estimate says (often nothing), so a table
 	 * scan per row, cheap at first, grows with the table while probes do not.
 	 */
-	t->plan = simhash_choose_search(&layouts, k, in_index ? IN_INDEX_CANDIDATE_COST : 1.0, true);
+	t->plan = simhash_choose_search(&layouts, c->k, in_index ? IN_INDEX_CANDIDATE_COST : 1.0, true);
 	for (int i = 0; i < t->plan.blocks; i++)
 	{
 		t->indexes[i] = layouts.by[t->plan.blocks][i].index;
@@ -231,17 +283,17 @@ make_target(DedupeTarget *t, Oid relid, const char *text_name, const char *fp_na
 	}
 }
 
-/* Parses and checks the trigger's arguments and finds what to search: see the file header. */
 /*
- * A generated fingerprint column is computed after BEFORE triggers, so the trigger
- * computes it itself, as simhash(text column): the column must be generated by exactly
- * that, or stored and new fingerprints would differ.
+ * A generated key column is computed after BEFORE triggers, so the trigger computes it
+ * itself, as simhash(text column) or, with a threshold, simhash_lsh(text column): the
+ * column must be generated by exactly that, or stored and new keys would differ.
  */
 static void
 check_generated_fp(Relation rel, DedupeConfig *c, Oid nsp, Trigger *tg)
 {
 	Oid			text_arg = TEXTOID;
-	Oid			simhash_fn = simhash_extension_function(nsp, "simhash", 1, &text_arg);
+	const char *fn = c->min_similarity > 0 ? "simhash_lsh" : "simhash";
+	Oid			simhash_fn = simhash_extension_function(nsp, fn, 1, &text_arg);
 	Node	   *expr = build_column_default(rel, c->fp_attno);
 	bool		ok = false;
 
@@ -257,20 +309,20 @@ check_generated_fp(Relation rel, DedupeConfig *c, Oid nsp, Trigger *tg)
 	if (!ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("simhash_dedupe: generated column \"%s\" of table \"%s\" is not simhash(%s)",
-						tg->tgargs[1], RelationGetRelationName(rel), quote_identifier(tg->tgargs[0])),
-				 errdetail("Generated columns are computed after BEFORE triggers, so trigger \"%s\" computes the fingerprint itself, as simhash(%s).",
-						   tg->tgname, quote_identifier(tg->tgargs[0])),
-				 errhint("Make \"%s\" a plain bigint column, which the trigger fills, or generate it as simhash(%s).",
-						 tg->tgargs[1], quote_identifier(tg->tgargs[0]))));
+				 errmsg("simhash_dedupe: generated column \"%s\" of table \"%s\" is not %s(%s)",
+						tg->tgargs[1], RelationGetRelationName(rel), fn, quote_identifier(tg->tgargs[0])),
+				 errdetail("Generated columns are computed after BEFORE triggers, so trigger \"%s\" computes the column itself, as %s(%s).",
+						   tg->tgname, fn, quote_identifier(tg->tgargs[0])),
+				 errhint("Make \"%s\" a plain %s column, which the trigger fills, or generate it as %s(%s).",
+						 tg->tgargs[1], c->min_similarity > 0 ? "bigint[]" : "bigint", fn,
+						 quote_identifier(tg->tgargs[0]))));
 }
 
 /*
  * The third argument: a Hamming distance k ("3"), or a similarity threshold ("0.8", with a
  * decimal point). With a threshold t, near duplicates are the rows whose texts have a
- * simhash_jaccard of at least t; candidates are the rows whose fingerprints of t's recipe
- * (simhash_similar_recipes: simhash(text, 'char', 5, 'binary') from 0.8) lie within its
- * radius (14 below 0.9, 12 from 0.9). Below 0.8 the recipes need two fingerprints: refused.
+ * simhash_jaccard of at least t; candidates are the rows that share a simhash_lsh key with
+ * the new row. Below 0.7 the keys miss too many pairs (see the calibration): refused.
  */
 static void
 parse_limit(DedupeConfig *c, Trigger *tg)
@@ -296,19 +348,11 @@ parse_limit(DedupeConfig *c, Trigger *tg)
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("simhash_dedupe: similarity thresholds below %.1f are not supported, got \"%s\"",
 							MIN_DEDUPE_SIMILARITY, arg),
-					 errdetail("Below %.1f, finding the candidates takes two fingerprints a row.",
+					 errdetail("Below %.1f, rows sharing no LSH key with the new row too often reach the threshold.",
 							   MIN_DEDUPE_SIMILARITY),
 					 errhint("Use a threshold of at least %.1f, or find such pairs with simhash_similar_pairs().",
 							 MIN_DEDUPE_SIMILARITY)));
-		{
-			const SimhashRecipe *recipes;
-
-			if (simhash_similar_recipes_for(t, &recipes) != 1)
-				elog(ERROR, "simhash_dedupe: threshold %g has more than one candidate recipe", t);
-			c->recipe = recipes[0];
-		}
 		c->min_similarity = t;
-		c->k = c->recipe.max_distance;
 		return;
 	}
 	{
@@ -362,20 +406,19 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 					 errmsg("simhash_dedupe: text column \"%s\" of table \"%s\" is of type %s, not text, varchar or char",
 							tg->tgargs[0], RelationGetRelationName(rel), format_type_be(t))));
 	}
-	c->fp_attno = column(rel, tg->tgargs[1], "fingerprint");
-	expect_type(rel, c->fp_attno, INT8OID, "fingerprint");
 	parse_limit(c, tg);
-	if (TupleDescAttr(RelationGetDescr(rel), c->fp_attno - 1)->attgenerated)
+	if (c->min_similarity > 0)
 	{
-		if (c->min_similarity > 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("simhash_dedupe: with a similarity threshold, fingerprint column \"%s\" of table \"%s\" must not be generated",
-							tg->tgargs[1], RelationGetRelationName(rel)),
-					 errhint("Make \"%s\" a plain bigint column: the trigger fills it with simhash(%s, 'char', 5, 'binary').",
-							 tg->tgargs[1], quote_identifier(tg->tgargs[0]))));
-		check_generated_fp(rel, c, nsp, tg);
+		c->fp_attno = column(rel, tg->tgargs[1], "keys");
+		expect_type(rel, c->fp_attno, INT8ARRAYOID, "keys");
 	}
+	else
+	{
+		c->fp_attno = column(rel, tg->tgargs[1], "fingerprint");
+		expect_type(rel, c->fp_attno, INT8OID, "fingerprint");
+	}
+	if (TupleDescAttr(RelationGetDescr(rel), c->fp_attno - 1)->attgenerated)
+		check_generated_fp(rel, c, nsp, tg);
 
 	if (strcmp(tg->tgargs[3], "reject") == 0)
 		c->policy = POLICY_REJECT;
@@ -431,15 +474,12 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 					TupleDescAttr(RelationGetDescr(root), root_keys[0] - 1)->atttypid, "link");
 	}
 
-	served = layout_max_distance(nsp, c->root, tg->tgargs[1]);
+	served = c->min_similarity > 0 ? -1 : layout_max_distance(nsp, c->root, tg->tgargs[1]);
 	if (served >= 0 && c->k > served)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 c->min_similarity > 0
-				 ? errmsg("simhash_dedupe: the radius %d of similarity threshold %g is more than the %d the block indexes of %s.%s serve",
-						  c->k, c->min_similarity, served, RelationGetRelationName(root), tg->tgargs[1])
-				 : errmsg("simhash_dedupe: maximum distance %d is more than the %d the block indexes of %s.%s serve",
-						  c->k, served, RelationGetRelationName(root), tg->tgargs[1]),
+				 errmsg("simhash_dedupe: maximum distance %d is more than the %d the block indexes of %s.%s serve",
+						c->k, served, RelationGetRelationName(root), tg->tgargs[1]),
 				 errhint("Run simhash_create_index('%s', '%s', %d) first.",
 						 RelationGetRelationName(root), tg->tgargs[1], c->k)));
 
@@ -463,8 +503,9 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 					 errdetail("Foreign tables cannot be deduplicated.")));
 		make_target(&c->targets[c->ntargets], leaf, tg->tgargs[0], tg->tgargs[1],
 					c->policy == POLICY_LINK ? tg->tgargs[4] : NULL,
-					root, c->nkeys, root_keys, block_fn, c->k);
-		if (c->targets[c->ntargets].plan.blocks == 0)
+					root, c->nkeys, root_keys, block_fn, c);
+		if (c->min_similarity > 0 ? !OidIsValid(c->targets[c->ntargets].gin_index)
+			: c->targets[c->ntargets].plan.blocks == 0)
 			c->indexed = false;
 		c->ntargets++;
 	}
@@ -476,13 +517,20 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 
 		warned_tables = lappend_oid(warned_tables, c->root);
 		MemoryContextSwitchTo(top);
-		ereport(NOTICE,
-				(errmsg("simhash_dedupe: %s.%s has no block indexes serving distance %d, so every row written reads the whole table",
-						get_rel_name(c->root), tg->tgargs[1], c->k),
-				 errhint("Run simhash_create_index('%s', '%s', %d).",
-						 get_rel_name(c->root), tg->tgargs[1], c->k)));
+		if (c->min_similarity > 0)
+			ereport(NOTICE,
+					(errmsg("simhash_dedupe: %s.%s has no GIN index, so every row written reads the whole table",
+							get_rel_name(c->root), tg->tgargs[1]),
+					 errhint("CREATE INDEX ON %s USING gin (%s);",
+							 quote_identifier(get_rel_name(c->root)), quote_identifier(tg->tgargs[1]))));
+		else
+			ereport(NOTICE,
+					(errmsg("simhash_dedupe: %s.%s has no block indexes serving distance %d, so every row written reads the whole table",
+							get_rel_name(c->root), tg->tgargs[1], c->k),
+					 errhint("Run simhash_create_index('%s', '%s', %d).",
+							 get_rel_name(c->root), tg->tgargs[1], c->k)));
 	}
-	else if (c->indexed && c->k + 1 <= SIMHASH_MAX_BLOCKS &&
+	else if (c->indexed && c->min_similarity == 0 && c->k + 1 <= SIMHASH_MAX_BLOCKS &&
 			 c->targets[0].plan.probes.probes > (uint64) (2 * (c->k + 1)) &&
 			 !list_member_oid(advised_tables, c->root))
 	{
@@ -582,14 +630,47 @@ lock_tables(DedupeConfig *c, bool wait)
 	return true;
 }
 
-/* Takes the advisory locks of fingerprint fp, or makes sure no other writer can run. */
+static int
+compare_uint32(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The lock keys of a new row into keys[0..SIMHASH_MAX_LOCK_KEYS), ascending and distinct;
+ * returns their number. With a distance, those of fingerprint fp (core/locks.hpp); with a
+ * threshold, the LSH keys folded to 32 bits (rows that share an LSH key share a lock key).
+ */
+static size_t
+row_lock_keys(DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh, uint32 *keys)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	size_t		n = 0;
+
+	StaticAssertStmt(SIMHASH_LSH_BANDS <= SIMHASH_MAX_LOCK_KEYS, "room for the LSH lock keys");
+	if (c->min_similarity == 0)
+	{
+		simhash_check_status(simhash_lock_keys(fp, c->k, keys, SIMHASH_MAX_LOCK_KEYS, &n,
+											   errbuf, sizeof(errbuf)), errbuf);
+		return n;
+	}
+	for (int i = 0; i < nlsh; i++)
+		keys[i] = (uint32) ((uint64) lsh[i] ^ ((uint64) lsh[i] >> 32));
+	qsort(keys, nlsh, sizeof(uint32), compare_uint32);
+	for (int i = 0; i < nlsh; i++)
+		if (n == 0 || keys[i] != keys[n - 1])
+			keys[n++] = keys[i];
+	return n;
+}
+
+/* Takes the advisory locks keys[0..n), or makes sure no other writer can run. */
 static void
-serialize_writers(DedupeConfig *c, uint64 fp)
+serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n)
 {
 	LockCount  *count;
-	uint32		keys[SIMHASH_MAX_LOCK_KEYS];
-	size_t		n;
-	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
 	if (holds_table(c))
 		return;
@@ -609,8 +690,6 @@ serialize_writers(DedupeConfig *c, uint64 fp)
 			return;
 		count->next_try = count->locks + BULK_LOCKS / 4;
 	}
-	simhash_check_status(simhash_lock_keys(fp, c->k, keys, SIMHASH_MAX_LOCK_KEYS, &n,
-								   errbuf, sizeof(errbuf)), errbuf);
 	for (size_t i = 0; i < n; i++)
 	{
 		LOCKTAG		tag;
@@ -685,8 +764,8 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 					 errmsg("could not serialize access due to a concurrent insert of a near duplicate into \"%s\"",
 							get_rel_name(c->root)),
 					 c->min_similarity > 0
-					 ? errdetail("A row within the radius %d of similarity threshold %g was committed after this transaction's snapshot was taken.",
-								 c->k, c->min_similarity)
+					 ? errdetail("A row with a similarity of at least %g was committed after this transaction's snapshot was taken.",
+								 c->min_similarity)
 					 : errdetail("A row within Hamming distance %d was committed after this transaction's snapshot was taken.",
 								 distance),
 					 errhint("The transaction might succeed if retried.")));
@@ -736,7 +815,9 @@ typedef struct Search
 	DedupeTarget *t;
 	Relation	rel;
 	TupleTableSlot *slot;
-	uint64		fp;
+	uint64		fp;				/* with a distance */
+	const int64 *lsh;			/* with a threshold: the new row's keys, by band */
+	int			nlsh;
 	Snapshot	xact_snapshot;
 	Oid			old_relid;		/* the row being updated (old_tid NULL on insert) */
 	ItemPointer old_tid;
@@ -785,17 +866,14 @@ similar_enough(Search *s, double *similarity)
 }
 
 /*
- * Checks a candidate row (in s->slot) whose fingerprint is fp: within k, not the row itself,
- * and with a threshold, similar enough.
+ * Checks a candidate row (in s->slot), at Hamming distance `distance` within k or, with a
+ * threshold, sharing an LSH key: not the row itself, and with a threshold, similar enough.
  */
 static void
-check_candidate(Search *s, uint64 fp)
+check_candidate(Search *s, int distance)
 {
-	int			distance = simhash_hamming(s->fp, fp);
 	double		similarity = 0;
 
-	if (distance > s->c->k)
-		return;
 	if (s->old_tid != NULL && s->t->relid == s->old_relid &&
 		ItemPointerEquals(&s->slot->tts_tid, s->old_tid))
 		return;
@@ -832,15 +910,47 @@ check_candidate(Search *s, uint64 fp)
 	consider(s->c, s->t, s->rel, s->slot, distance, similarity, s->xact_snapshot, s->found);
 }
 
-/* Checks the row in s->slot, reading its fingerprint there. */
+/* True when the keys array d shares a key with the new row's, band by band. */
+static bool
+shares_lsh_key(Search *s, Datum d)
+{
+	ArrayType  *a = DatumGetArrayTypeP(d);
+	bool		shared = false;
+
+	if (ARR_NDIM(a) == 1 && ARR_ELEMTYPE(a) == INT8OID && !array_contains_nulls(a) &&
+		ARR_DIMS(a)[0] == s->nlsh)
+	{
+		const int64 *keys = (const int64 *) ARR_DATA_PTR(a);
+
+		for (int i = 0; i < s->nlsh && !shared; i++)
+			shared = keys[i] == s->lsh[i];
+	}
+	if ((Pointer) a != DatumGetPointer(d))
+		pfree(a);
+	return shared;
+}
+
+/* Checks the row in s->slot, reading its fingerprint or keys there. */
 static void
 check_slot(Search *s)
 {
 	bool		isnull;
 	Datum		d = slot_getattr(s->slot, s->t->fp_attno, &isnull);
 
-	if (!isnull)
-		check_candidate(s, (uint64) DatumGetInt64(d));
+	if (isnull)
+		return;
+	if (s->c->min_similarity > 0)
+	{
+		if (shares_lsh_key(s, d))
+			check_candidate(s, 0);
+	}
+	else
+	{
+		int			distance = simhash_hamming(s->fp, (uint64) DatumGetInt64(d));
+
+		if (distance <= s->c->k)
+			check_candidate(s, distance);
+	}
 }
 
 /*
@@ -872,28 +982,83 @@ probe_block(Search *s, int i, Snapshot snapshot, const uint32 *probes, size_t n)
 			bool		isnull;
 			Datum		d = index_getattr(scan->xs_itup, 2, scan->xs_itupdesc, &isnull);
 
+			int			distance = isnull ? INT_MAX : simhash_hamming(s->fp, (uint64) DatumGetInt64(d));
+
 			/* An MVCC snapshot sees at most one version of a HOT chain. */
-			if (!isnull && simhash_hamming(s->fp, (uint64) DatumGetInt64(d)) <= s->c->k &&
-				index_fetch_heap(scan, s->slot))
-				check_candidate(s, (uint64) DatumGetInt64(d));
+			if (distance <= s->c->k && index_fetch_heap(scan, s->slot))
+				check_candidate(s, distance);
 		}
 	}
 	index_endscan(scan);
 	index_close(ind, NoLock);
 }
 
-/* Looks for rows of target t within k of fp visible to snapshot. */
+/*
+ * The rows sharing an LSH key with the new row, through the GIN index of the target: one
+ * bitmap scan for keys && new keys, then each row fetched as an index scan would (one
+ * visible version of a HOT chain; on a lossy page, every line pointer is tried, and
+ * those that do not start a chain find nothing).
+ */
 static void
-search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, Snapshot snapshot,
-			  Snapshot xact_snapshot, Oid old_relid, ItemPointer old_tid, NewText *new_text,
-			  Found *found)
+probe_gin(Search *s, Snapshot snapshot, ArrayType *keys)
 {
-	Search		s = {c, t, NULL, NULL, fp, xact_snapshot, old_relid, old_tid, new_text, NULL, found};
+	Relation	ind = index_open(s->t->gin_index, AccessShareLock);
+	IndexScanDesc scan = index_beginscan_bitmap(ind, snapshot, 1);
+	TIDBitmap  *tbm = tbm_create((long) work_mem * 1024L, NULL);
+	IndexFetchTableData *fetch;
+	TBMIterator *it;
+	TBMIterateResult *page;
+	ScanKeyData key;
+
+	ScanKeyInit(&key, 1, GIN_OVERLAP_STRATEGY, F_ARRAYOVERLAP, PointerGetDatum(keys));
+	index_rescan(scan, &key, 1, NULL, 0);
+	(void) index_getbitmap(scan, tbm);
+	index_endscan(scan);
+	index_close(ind, NoLock);
+
+	fetch = table_index_fetch_begin(s->rel);
+	it = tbm_begin_iterate(tbm);
+	while (!search_done(s) && (page = tbm_iterate(it)) != NULL)
+	{
+		int			n = page->ntuples >= 0 ? page->ntuples : MaxHeapTuplesPerPage;
+
+		CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < n && !search_done(s); i++)
+		{
+			ItemPointerData tid;
+			bool		call_again = false;
+			bool		all_dead = false;
+
+			ItemPointerSet(&tid, page->blockno,
+						   page->ntuples >= 0 ? page->offsets[i] : (OffsetNumber) (i + 1));
+			if (table_index_fetch_tuple(fetch, &tid, snapshot, s->slot, &call_again, &all_dead))
+				check_slot(s);
+		}
+	}
+	tbm_end_iterate(it);
+	table_index_fetch_end(fetch);
+	tbm_free(tbm);
+}
+
+/*
+ * Looks for near duplicates in target t visible to snapshot: rows within k of fp, or with a
+ * threshold, rows sharing one of the keys lsh[0..nlsh) (also given as the array lsh_array)
+ * and similar enough.
+ */
+static void
+search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, const int64 *lsh, int nlsh,
+			  ArrayType *lsh_array, Snapshot snapshot, Snapshot xact_snapshot, Oid old_relid,
+			  ItemPointer old_tid, NewText *new_text, Found *found)
+{
+	Search		s = {c, t, NULL, NULL, fp, lsh, nlsh, xact_snapshot, old_relid, old_tid, new_text,
+		NULL, found};
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
 	s.rel = table_open(t->relid, AccessShareLock);
 	s.slot = table_slot_create(s.rel, NULL);
-	if (t->plan.blocks == 0)
+	if (c->min_similarity > 0 && OidIsValid(t->gin_index))
+		probe_gin(&s, snapshot, lsh_array);
+	else if (c->min_similarity > 0 || t->plan.blocks == 0)
 	{
 		TableScanDesc scan = table_beginscan(s.rel, snapshot, 0, NULL);
 		uint64		rows = 0;
@@ -929,27 +1094,14 @@ search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, Snapshot snapshot,
 	table_close(s.rel, NoLock);
 }
 
-/*
- * The fingerprint the trigger stores: simhash(text), or with a similarity threshold the
- * fingerprint of its recipe, simhash(text, 'char', 5, 'binary'); false when the text has no
- * feature.
- */
+/* The fingerprint the trigger stores, simhash(text); false when the text has no feature. */
 static bool
-row_fingerprint(DedupeConfig *c, text *t, uint64 *fp)
+row_fingerprint(text *t, uint64 *fp)
 {
-	if (c->min_similarity > 0)
-	{
-		simhash_text_options options = {c->recipe.tokenizer, c->recipe.n, SIMHASH_WEIGHTING_BINARY, 1};
+	simhash_options options;
 
-		return simhash_text_fingerprint(t, &options, fp);
-	}
-	else
-	{
-		simhash_options options;
-
-		simhash_default_options(&options);
-		return simhash_fingerprint_text(t, &options, fp);
-	}
+	simhash_default_options(&options);
+	return simhash_fingerprint_text(t, &options, fp);
 }
 
 /* The text of the row, or NULL. */
@@ -984,6 +1136,11 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 	int			ncols = 0;
 	Found		found = {0};
 	NewText		new_text = {0};
+	bool		same_text = false;
+	bool		searched;
+	int64		lsh[SIMHASH_LSH_BANDS];
+	int			nlsh = 0;
+	ArrayType  *lsh_array = NULL;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -1010,55 +1167,76 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 	else
 		tuple = td->tg_trigtuple;
 
-	/* The fingerprint: computed when missing or when the text changed. */
+	/*
+	 * The keys. A fingerprint is computed when missing or when the text changed; LSH keys
+	 * always (they are the text's own, whatever the row gives). An UPDATE that changes
+	 * neither the text nor the fingerprint cannot make a new near duplicate: no search.
+	 */
 	fp_datum = heap_getattr(tuple, c->fp_attno, desc, &fp_null);
-	/* With a threshold the fingerprint is the text's own, whatever the row gives. */
 	recompute = fp_null || c->min_similarity > 0;
 	if (old != NULL)
 	{
-		text	   *new_text = row_text(tuple, desc, c->text_attno);
-		text	   *old_text = row_text(old, desc, c->text_attno);
+		text	   *new_body = row_text(tuple, desc, c->text_attno);
+		text	   *old_body = row_text(old, desc, c->text_attno);
 		bool		old_fp_null;
 		Datum		old_fp = heap_getattr(old, c->fp_attno, desc, &old_fp_null);
-		bool		same_text = (new_text == NULL) == (old_text == NULL) &&
-			(new_text == NULL ||
-			 (VARSIZE_ANY_EXHDR(new_text) == VARSIZE_ANY_EXHDR(old_text) &&
-			  memcmp(VARDATA_ANY(new_text), VARDATA_ANY(old_text), VARSIZE_ANY_EXHDR(new_text)) == 0));
 
+		same_text = (new_body == NULL) == (old_body == NULL) &&
+			(new_body == NULL ||
+			 (VARSIZE_ANY_EXHDR(new_body) == VARSIZE_ANY_EXHDR(old_body) &&
+			  memcmp(VARDATA_ANY(new_body), VARDATA_ANY(old_body), VARSIZE_ANY_EXHDR(new_body)) == 0));
 		recompute = recompute || !same_text;
-		/* Nothing that matters changed: no new near duplicate can appear. */
 		if (same_text && c->min_similarity == 0 && !fp_null && !old_fp_null &&
 			DatumGetInt64(fp_datum) == DatumGetInt64(old_fp))
 			return PointerGetDatum(tuple);
 	}
-	if (recompute)
+	new_text.body = row_text(tuple, desc, c->text_attno);
+	if (c->min_similarity > 0)
 	{
-		text	   *t = row_text(tuple, desc, c->text_attno);
-
-		fp_null = t == NULL || !row_fingerprint(c, t, &fp);
+		/* The shingle set serves the keys and then the verification of every candidate. */
+		if (new_text.body != NULL)
+		{
+			new_text.set = simhash_text_shingles(new_text.body);
+			new_text.have_set = true;
+			nlsh = simhash_shingle_lsh_keys(new_text.set, lsh);
+		}
+		lsh_array = simhash_lsh_array(lsh, nlsh);
 		cols[ncols] = c->fp_attno;
-		values[ncols] = fp_null ? (Datum) 0 : Int64GetDatum((int64) fp);
-		nulls[ncols] = fp_null;
+		values[ncols] = PointerGetDatum(lsh_array);
+		nulls[ncols] = new_text.body == NULL;
 		ncols++;
+		searched = nlsh > 0 && !same_text;
 	}
 	else
-		fp = (uint64) DatumGetInt64(fp_datum);
+	{
+		if (recompute)
+		{
+			fp_null = new_text.body == NULL || !row_fingerprint(new_text.body, &fp);
+			cols[ncols] = c->fp_attno;
+			values[ncols] = fp_null ? (Datum) 0 : Int64GetDatum((int64) fp);
+			nulls[ncols] = fp_null;
+			ncols++;
+		}
+		else
+			fp = (uint64) DatumGetInt64(fp_datum);
+		searched = !fp_null;
+	}
 
-	if (!fp_null)
+	if (searched)
 	{
 		Snapshot	snapshot;
 		Snapshot	xact_snapshot = NULL;
+		uint32		lock_keys[SIMHASH_MAX_LOCK_KEYS];
 
-		serialize_writers(c, fp);
+		serialize_writers(c, lock_keys, row_lock_keys(c, fp, lsh, nlsh, lock_keys));
 		/* See what committed while we waited, and the rows of this statement so far. */
 		CommandCounterIncrement();
 		snapshot = RegisterSnapshot(GetLatestSnapshot());
 		if (IsolationUsesXactSnapshot())
 			xact_snapshot = GetTransactionSnapshot();
-		new_text.body = row_text(tuple, desc, c->text_attno);
 		for (int i = 0; i < c->ntargets; i++)
 		{
-			search_target(c, &c->targets[i], fp, snapshot, xact_snapshot,
+			search_target(c, &c->targets[i], fp, lsh, nlsh, lsh_array, snapshot, xact_snapshot,
 						  RelationGetRelid(rel), old ? &old->t_self : NULL, &new_text, &found);
 			if (found.any && c->policy == POLICY_SKIP)
 				break;

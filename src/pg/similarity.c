@@ -175,14 +175,63 @@ simhash_shingles_text(PG_FUNCTION_ARGS)
 	PG_RETURN_ARRAYTYPE_P(result);
 }
 
+int
+simhash_shingle_lsh_keys(ShingleSet set, int64 *keys)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	size_t		n = 0;
+
+	simhash_check_status(simhash_lsh_keys(set.data, set.size, keys, SIMHASH_LSH_BANDS, &n, errbuf,
+										  sizeof(errbuf)),
+						 errbuf);
+	return (int) n;
+}
+
+ArrayType *
+simhash_lsh_array(const int64 *keys, int n)
+{
+	StaticAssertStmt(sizeof(Datum) == sizeof(int64), "int8 must be pass-by-value");
+	return construct_array((Datum *) keys, n, INT8OID, sizeof(int64), true, TYPALIGN_DOUBLE);
+}
+
+PG_FUNCTION_INFO_V1(simhash_lsh_text);
+
 /*
- * The calibration: for thresholds from `from` on, the fingerprints and radii whose candidate
- * pairs hold at least 97 % of the pairs at or above the threshold in every collection of
- * natural near duplicates measured (bench/eval_natural.cpp: paragraphs of man pages in five
- * languages and of copyright files), with the fewest candidates; radii are at most 16, what
- * simhash_pairs serves. Below 0.8 the candidates of two recipes are joined. Below 0.6 no
- * choice within k <= 16 reaches 97 % everywhere (the one here: 96.4 % at 0.5 in the weakest
- * collection). See the README's calibration table.
+ * simhash_lsh(body text) -> bigint[]: the MinHash LSH keys of a text's shingle set
+ * (src/core/minhash.hpp), SIMHASH_LSH_BANDS of them; empty for a text without characters.
+ * Texts with similarity t share at least one key with probability about 1 - (1 - t^5)^20.
+ */
+Datum
+simhash_lsh_text(PG_FUNCTION_ARGS)
+{
+	ShingleSet	set = simhash_text_shingles(PG_GETARG_TEXT_PP(0));
+	int64		keys[SIMHASH_LSH_BANDS];
+	int			n = simhash_shingle_lsh_keys(set, keys);
+
+	pfree((void *) set.data);
+	PG_RETURN_ARRAYTYPE_P(simhash_lsh_array(keys, n));
+}
+
+PG_FUNCTION_INFO_V1(simhash_lsh_set);
+
+/* simhash_lsh(shingles bigint[]) -> bigint[]: the same from a set of simhash_shingles(). */
+Datum
+simhash_lsh_set(PG_FUNCTION_ARGS)
+{
+	int64		keys[SIMHASH_LSH_BANDS];
+	int			n = simhash_shingle_lsh_keys(shingles_of_array(PG_GETARG_ARRAYTYPE_P(0)), keys);
+
+	PG_RETURN_ARRAYTYPE_P(simhash_lsh_array(keys, n));
+}
+
+/*
+ * The calibration (bench/eval_natural.cpp, on natural near duplicates: paragraphs of man
+ * pages in five languages and of copyright files; see the README's calibration table). From
+ * SIMHASH_LSH_MIN_SIMILARITY = 0.7, the pairs sharing an LSH key hold at least 99 % of the
+ * pairs at or above the threshold in every collection, with about 2 candidates per row.
+ * Below, the fingerprints and radii whose candidate pairs hold at least 97 % of them (96.4 %
+ * at 0.5 in the weakest collection: no choice within k <= 16, what simhash_pairs serves,
+ * does better), with the fewest candidates; the candidates of two recipes are joined.
  */
 static const struct
 {
@@ -190,11 +239,9 @@ static const struct
 	int			count;
 	SimhashRecipe recipes[2];
 }			calibration[] = {
-	{0.9, 1, {{SIMHASH_TOKENIZER_CHAR, 5, 12}}},
-	{0.8, 1, {{SIMHASH_TOKENIZER_CHAR, 5, 14}}},
-	{0.7, 2, {{SIMHASH_TOKENIZER_CHAR, 3, 14}, {SIMHASH_TOKENIZER_CHAR, 4, 14}}},
-	{0.6, 2, {{SIMHASH_TOKENIZER_WORD, 1, 14}, {SIMHASH_TOKENIZER_CHAR, 3, 14}}},
-	{0.0, 2, {{SIMHASH_TOKENIZER_WORD, 1, 16}, {SIMHASH_TOKENIZER_CHAR, 3, 16}}},
+	{SIMHASH_LSH_MIN_SIMILARITY, 1, {{true, SIMHASH_TOKENIZER_CHAR, SIMHASH_SIMILARITY_SHINGLE, -1}}},
+	{0.6, 2, {{false, SIMHASH_TOKENIZER_WORD, 1, 14}, {false, SIMHASH_TOKENIZER_CHAR, 3, 14}}},
+	{0.0, 2, {{false, SIMHASH_TOKENIZER_WORD, 1, 16}, {false, SIMHASH_TOKENIZER_CHAR, 3, 16}}},
 };
 
 int
@@ -216,8 +263,8 @@ simhash_similar_recipes_for(double t, const SimhashRecipe **recipes)
 PG_FUNCTION_INFO_V1(simhash_similar_recipes);
 
 /*
- * simhash_similar_recipes(min_similarity float8) -> TABLE(tokenizer text, n int,
- * max_distance int): the calibration table's row for a threshold.
+ * simhash_similar_recipes(min_similarity float8) -> TABLE(candidates text, tokenizer text,
+ * n int, max_distance int): the calibration table's rows for a threshold.
  */
 Datum
 simhash_similar_recipes(PG_FUNCTION_ARGS)
@@ -229,12 +276,13 @@ simhash_similar_recipes(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < count; i++)
 	{
-		Datum		values[3];
-		bool		nulls[3] = {false, false, false};
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, recipes[i].lsh};
 
-		values[0] = CStringGetTextDatum(recipes[i].tokenizer == SIMHASH_TOKENIZER_CHAR ? "char" : "word");
-		values[1] = Int32GetDatum(recipes[i].n);
-		values[2] = Int32GetDatum(recipes[i].max_distance);
+		values[0] = CStringGetTextDatum(recipes[i].lsh ? "lsh" : "simhash");
+		values[1] = CStringGetTextDatum(recipes[i].tokenizer == SIMHASH_TOKENIZER_CHAR ? "char" : "word");
+		values[2] = Int32GetDatum(recipes[i].n);
+		values[3] = Int32GetDatum(recipes[i].max_distance);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

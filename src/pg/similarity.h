@@ -7,6 +7,8 @@
 
 #include "postgres.h"
 
+#include "utils/array.h"
+
 /* A shingle set: ascending, distinct hashes (palloc'd when made from a text). */
 typedef struct SimhashShingleSet
 {
@@ -20,9 +22,22 @@ extern SimhashShingleSet simhash_text_shingles(text *body);
 /* |A ∩ B| / |A ∪ B|; false (undefined) when both sets are empty. */
 extern bool simhash_shingle_jaccard(SimhashShingleSet a, SimhashShingleSet b, double *result);
 
-/* A candidate fingerprint, simhash(body, tokenizer, n, 'binary'), and its Hamming radius. */
+/*
+ * The MinHash LSH keys of a shingle set (SIMHASH_LSH_BANDS of them, none for an empty set)
+ * into keys; returns their number.
+ */
+extern int	simhash_shingle_lsh_keys(SimhashShingleSet set, int64 *keys);
+
+/* The keys as a bigint[] (empty for none). */
+extern ArrayType *simhash_lsh_array(const int64 *keys, int n);
+
+/*
+ * How candidate pairs are found: pairs sharing a simhash_lsh key (lsh), or pairs within a
+ * Hamming radius of the fingerprint simhash(body, tokenizer, n, 'binary').
+ */
 typedef struct SimhashRecipe
 {
+	bool		lsh;			/* keys of char 5-shingles; the rest is unused */
 	int32		tokenizer;		/* SIMHASH_TOKENIZER_* */
 	int32		n;
 	int32		max_distance;
@@ -30,8 +45,8 @@ typedef struct SimhashRecipe
 
 /*
  * The candidate recipes for a similarity threshold t, 0 < t <= 1 (22023 otherwise): the one
- * calibration table, used by simhash_similar_recipes() and so by the SQL functions, and by
- * the dedupe trigger. Returns how many (1 or 2) and points *recipes at them.
+ * calibration table, used by simhash_similar_recipes() and so by the SQL functions. Returns
+ * how many (1 or 2) and points *recipes at them.
  */
 extern int	simhash_similar_recipes_for(double t, const SimhashRecipe **recipes);
 

@@ -607,17 +607,36 @@ CREATE FUNCTION simhash_containment(a bigint[], b bigint[]) RETURNS double preci
 COMMENT ON FUNCTION simhash_containment(bigint[], bigint[]) IS
 'share of shingle set a (from simhash_shingles) found in b; NULL when a is empty';
 
--- The candidate recipes of the verified functions: for a similarity threshold, the
--- fingerprints (simhash(body, tokenizer, n, 'binary')) and Hamming radii to take candidate
--- pairs from. The one calibration table (src/pg/similarity.c, measured with
--- bench/eval_natural.cpp) serves these functions and the dedupe trigger. See the README's
--- calibration table.
+-- Candidate keys: MinHash locality-sensitive hashing of the shingle set
+-- (src/core/minhash.hpp). Two texts of similarity t share a key with probability about
+-- 1 - (1 - t^5)^20 (0.9996 at 0.8; measured on natural near duplicates: >= 0.99 from 0.7).
+-- Stored in a bigint[] column with a GIN index, the keys find the texts that may reach a
+-- threshold from 0.7 with one index lookup per key:
+--   lsh bigint[] GENERATED ALWAYS AS (simhash_lsh(body)) STORED; CREATE INDEX ... USING gin (lsh)
+--   ... WHERE lsh && simhash_lsh(q) AND simhash_jaccard(body, q) >= 0.8
+CREATE FUNCTION simhash_lsh(body text) RETURNS bigint[]
+    AS 'MODULE_PATHNAME', 'simhash_lsh_text'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_lsh(text) IS
+'the 20 MinHash LSH keys of the 5-character shingle set of a normalized text (empty for a text without characters): texts with simhash_jaccard >= 0.7 share at least one key with probability >= 0.99; index a column of them with GIN and search with &&';
+
+CREATE FUNCTION simhash_lsh(shingles bigint[]) RETURNS bigint[]
+    AS 'MODULE_PATHNAME', 'simhash_lsh_set'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_lsh(bigint[]) IS
+'the MinHash LSH keys of a shingle set made by simhash_shingles: simhash_lsh(simhash_shingles(body)) = simhash_lsh(body)';
+
+-- The candidates of the verified functions for a similarity threshold (the one calibration
+-- table, src/pg/similarity.c, measured with bench/eval_natural.cpp; see the README): from
+-- 0.7 the pairs sharing a simhash_lsh key (candidates = 'lsh'); below, the pairs within a
+-- Hamming radius of one of the fingerprints simhash(body, tokenizer, n, 'binary')
+-- (candidates = 'simhash').
 CREATE FUNCTION simhash_similar_recipes(min_similarity double precision)
-    RETURNS TABLE (tokenizer text, n integer, max_distance integer)
+    RETURNS TABLE (candidates text, tokenizer text, n integer, max_distance integer)
     AS 'MODULE_PATHNAME', 'simhash_similar_recipes'
     LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 2;
 COMMENT ON FUNCTION simhash_similar_recipes(double precision) IS
-'the fingerprints simhash(body, tokenizer, n, ''binary'') and Hamming radii within which simhash_similar_pairs looks for candidate pairs at or above min_similarity (0 < min_similarity <= 1)';
+'how simhash_similar_pairs finds candidate pairs at or above min_similarity (0 < min_similarity <= 1): ''lsh'' (pairs sharing a simhash_lsh key of the char 5-shingles), or ''simhash'' (pairs within max_distance of simhash(body, tokenizer, n, ''binary''))';
 
 -- All pairs of a query's (id, body) rows whose shingle similarity is at least
 -- min_similarity. The steps, each into a temporary table (memory is PostgreSQL's own:
@@ -626,8 +645,9 @@ COMMENT ON FUNCTION simhash_similar_recipes(double precision) IS
 --   2. identical texts are grouped: each group is represented by its smallest id, and its
 --      members are pairs of similarity 1 without further work; texts without a feature
 --      (no character) are left out;
---   3. candidates: pairs of representatives whose fingerprints lie within the radius of
---      one of the simhash_similar_recipes(min_similarity) (simhash_pairs);
+--   3. candidates (simhash_similar_recipes(min_similarity)): from 0.7, pairs of
+--      representatives that share a simhash_lsh key (a join on the keys); below, pairs
+--      whose fingerprints lie within the radius of a recipe (simhash_pairs);
 --   4. the shingle set of every representative in a candidate pair, computed once (the
 --      costly step) and stored uncompressed;
 --   5. each candidate verified by simhash_jaccard through index lookups of its two sets (no
@@ -647,6 +667,7 @@ DECLARE
     reps text := pg_catalog.format('%s_reps', tmp);
     cand text := pg_catalog.format('%s_cand', tmp);
     sets text := pg_catalog.format('%s_sets', tmp);
+    keys text := pg_catalog.format('%s_keys', tmp);
     id_type pg_catalog.regtype;
     body_type pg_catalog.regtype;
     bad bigint;
@@ -700,17 +721,34 @@ BEGIN
         '     AND @extschema@.simhash(r.body, ''char'', 1, ''binary'') IS NULL)',
         reps, rows_);
 
-    -- 3. Candidate pairs of representatives.
+    -- 3. Candidate pairs of representatives: sharing an LSH key, or within the radius of
+    -- a fingerprint recipe.
     FOR recipe IN SELECT * FROM @extschema@.simhash_similar_recipes(min_similarity) LOOP
-        candidates := pg_catalog.format(
-            '%s%sSELECT p.id1, p.id2 FROM @extschema@.simhash_pairs(%L, %s) AS p',
-            candidates, CASE WHEN candidates OPERATOR(pg_catalog.=) '' THEN '' ELSE ' UNION ' END,
-            pg_catalog.format('SELECT r.id, @extschema@.simhash(r.body, %L, %s, ''binary'') '
-                              'FROM pg_temp.%I r WHERE r.body IS NOT NULL',
-                              recipe.tokenizer, recipe.n, reps),
-            recipe.max_distance);
+        IF recipe.candidates OPERATOR(pg_catalog.=) 'lsh' THEN
+            EXECUTE pg_catalog.format(
+                'CREATE TEMPORARY TABLE %1$I ON COMMIT DROP AS '
+                'SELECT k.k, r.id FROM pg_temp.%2$I r, pg_catalog.unnest(@extschema@.simhash_lsh(r.body)) AS k (k) '
+                'WHERE r.body IS NOT NULL',
+                keys, reps);
+            candidates := pg_catalog.format(
+                '%s%sSELECT DISTINCT a.id AS id1, b.id AS id2 FROM pg_temp.%I a JOIN pg_temp.%I b '
+                'ON b.k OPERATOR(pg_catalog.=) a.k AND a.id OPERATOR(pg_catalog.<) b.id',
+                candidates, CASE WHEN candidates OPERATOR(pg_catalog.=) '' THEN '' ELSE ' UNION ' END,
+                keys, keys);
+        ELSE
+            candidates := pg_catalog.format(
+                '%s%sSELECT p.id1, p.id2 FROM @extschema@.simhash_pairs(%L, %s) AS p',
+                candidates, CASE WHEN candidates OPERATOR(pg_catalog.=) '' THEN '' ELSE ' UNION ' END,
+                pg_catalog.format('SELECT r.id, @extschema@.simhash(r.body, %L, %s, ''binary'') '
+                                  'FROM pg_temp.%I r WHERE r.body IS NOT NULL',
+                                  recipe.tokenizer, recipe.n, reps),
+                recipe.max_distance);
+        END IF;
     END LOOP;
     EXECUTE pg_catalog.format('CREATE TEMPORARY TABLE %I ON COMMIT DROP AS %s', cand, candidates);
+    IF pg_catalog.to_regclass(pg_catalog.format('pg_temp.%I', keys)) IS NOT NULL THEN
+        EXECUTE pg_catalog.format('DROP TABLE pg_temp.%I', keys);
+    END IF;
 
     -- 4. The shingle sets of the representatives in candidate pairs.
     EXECUTE pg_catalog.format(
@@ -814,10 +852,10 @@ $fn$;
 COMMENT ON FUNCTION simhash_similar_clusters(text, double precision) IS
 'connected components of the pairs of simhash_similar_pairs(query, min_similarity): each row that has a similar row, with cluster_id = the smallest id of its component and similarity = its highest similarity to another row of it; rows not returned have no similar row';
 
--- The lim rows most similar to a text, most similar first: candidates through the block
--- indexes of fp_col (which must hold simhash(text_col, 'char', 5, 'binary'), the recipe of
--- thresholds from 0.8, indexed for its radius), each verified with simhash_jaccard.
-CREATE FUNCTION simhash_similar_nearest(rel anyelement, text_col name, fp_col name, q text,
+-- The lim rows most similar to a text, most similar first: candidates are the rows whose
+-- keys_col (a bigint[] holding simhash_lsh(text_col), best with a GIN index) shares a key
+-- with simhash_lsh(q), each verified with simhash_jaccard.
+CREATE FUNCTION simhash_similar_nearest(rel anyelement, text_col name, keys_col name, q text,
                                         lim integer DEFAULT 10,
                                         min_similarity double precision DEFAULT 0.8)
     RETURNS TABLE (doc anyelement, similarity double precision)
@@ -826,7 +864,6 @@ CREATE FUNCTION simhash_similar_nearest(rel anyelement, text_col name, fp_col na
     AS $$
 DECLARE
     target regclass;
-    recipe record;
 BEGIN
     SELECT t.typrelid::regclass INTO target FROM pg_type t
     WHERE t.oid = pg_typeof(rel) AND t.typrelid <> 0;
@@ -834,7 +871,13 @@ BEGIN
         RAISE EXCEPTION 'simhash: the first argument must be a row of a table, such as NULL::docs, not %', pg_typeof(rel)
             USING ERRCODE = 'wrong_object_type';
     END IF;
-    PERFORM @extschema@.simhash_check_column(target, fp_col);
+    IF NOT EXISTS (SELECT 1 FROM pg_attribute a
+                   WHERE a.attrelid = target AND a.attname = keys_col AND a.attnum > 0
+                     AND NOT a.attisdropped AND a.atttypid = 'bigint[]'::regtype) THEN
+        RAISE EXCEPTION 'simhash: % is not a bigint[] column of %', quote_ident(keys_col), target
+            USING ERRCODE = 'undefined_column',
+                  HINT = 'Add one: ALTER TABLE ... ADD COLUMN lsh bigint[] GENERATED ALWAYS AS (simhash_lsh(body)) STORED, with a GIN index on it.';
+    END IF;
     IF NOT EXISTS (SELECT 1 FROM pg_attribute a
                    WHERE a.attrelid = target AND a.attname = text_col AND a.attnum > 0
                      AND NOT a.attisdropped
@@ -846,23 +889,22 @@ BEGIN
         RAISE EXCEPTION 'simhash: lim must be a non-negative number of rows'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF min_similarity IS NULL OR min_similarity < 0.8 OR min_similarity > 1 OR min_similarity = 'NaN'::float8 THEN
-        RAISE EXCEPTION 'simhash: min_similarity must be between 0.8 and 1 here, got %', min_similarity
+    IF min_similarity IS NULL OR min_similarity < 0.7 OR min_similarity > 1 OR min_similarity = 'NaN'::float8 THEN
+        RAISE EXCEPTION 'simhash: min_similarity must be between 0.7 and 1 here, got %', min_similarity
             USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Below 0.8 the candidates need two fingerprints a row; use simhash_similar_pairs.';
+                  HINT = 'Below 0.7 the LSH keys miss too many similar rows; use simhash_similar_pairs.';
     END IF;
     IF q IS NULL OR lim = 0 THEN
         RETURN;
     END IF;
-    SELECT * INTO recipe FROM @extschema@.simhash_similar_recipes(min_similarity);
     RETURN QUERY EXECUTE format(
         'SELECT s.t, s.similarity FROM ('
         '  SELECT t, t.ctid AS tid, @extschema@.simhash_jaccard(t.%1$I, $1) AS similarity FROM %2$s t'
-        '  WHERE @extschema@.simhash_near(t.%3$I, @extschema@.simhash($1, %4$L, %5$s, ''binary''), %6$s)) s'
+        '  WHERE t.%3$I OPERATOR(pg_catalog.&&) @extschema@.simhash_lsh($1)) s'
         ' WHERE s.similarity >= $2 ORDER BY s.similarity DESC, s.tid LIMIT $3',
-        text_col, target, fp_col, recipe.tokenizer, recipe.n, recipe.max_distance)
+        text_col, target, keys_col)
         USING q, min_similarity, lim;
 END
 $$;
 COMMENT ON FUNCTION simhash_similar_nearest(anyelement, name, name, text, integer, double precision) IS
-'the lim rows of the table of rel (pass NULL::tablename) whose text_col is most similar to q (simhash_jaccard >= min_similarity, 0.8..1), most similar first, found through the block indexes of fp_col, which must hold simhash(text_col, ''char'', 5, ''binary'')';
+'the lim rows of the table of rel (pass NULL::tablename) whose text_col is most similar to q (simhash_jaccard >= min_similarity, 0.7..1), most similar first; candidates are the rows whose keys_col (bigint[] holding simhash_lsh(text_col), GIN-indexed) shares a key with simhash_lsh(q)';

@@ -2,7 +2,7 @@
 # Stress test of the simhash_dedupe trigger: 16 connections insert overlapping families of
 # near-duplicate real texts at the same time, one row per transaction, for each policy,
 # with a Hamming distance k and again with a similarity threshold of 0.8 (near duplicates:
-# within the threshold's radius 14 and simhash_jaccard >= 0.8). Afterwards a brute-force
+# rows sharing a simhash_lsh key with simhash_jaccard >= 0.8). Afterwards a brute-force
 # check must find no near-duplicate pair (reject, skip) and no near-duplicate pair with
 # neither row linked (link), and no client may have seen a deadlock or any error other
 # than the policy's own 23505.
@@ -61,17 +61,24 @@ fail=0
 # limit: the trigger's third argument; radius: the Hamming radius it searches; t: the
 # similarity threshold (0: none).
 for limit in "${k}" 0.8; do
-if [[ ${limit} == *.* ]]; then radius=14; t=${limit}; else radius=${limit}; t=0; fi
+if [[ ${limit} == *.* ]]; then radius=0; t=${limit}; else radius=${limit}; t=0; fi
 for policy in reject skip link; do
     log "policy ${policy}: ${clients} clients x ${rows} rows, limit ${limit}"
     link_arg=
     [[ ${policy} == link ]] && link_arg=", 'dup_of'"
-    psql -v k="${radius}" <<SQL
+    if [[ ${t} == 0 ]]; then
+        keys=fp
+        index="SELECT count(*) FROM simhash_create_index('docs', 'fp', ${radius}) \\g /dev/null"
+    else
+        keys=lsh
+        index="CREATE INDEX ON docs USING gin (lsh);"
+    fi
+    psql <<SQL
 DROP TABLE IF EXISTS docs \; SET client_min_messages = warning;
-CREATE TABLE docs (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text, fp bigint, dup_of bigint);
-SELECT count(*) FROM simhash_create_index('docs', 'fp', :k) \g /dev/null
+CREATE TABLE docs (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text, fp bigint, lsh bigint[], dup_of bigint);
+${index}
 CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW
-    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '${limit}', '${policy}'${link_arg});
+    EXECUTE FUNCTION simhash_dedupe('body', '${keys}', '${limit}', '${policy}'${link_arg});
 SQL
     for c in $(seq 1 "${clients}"); do
         psql -At -c "SELECT format('INSERT INTO docs (body) VALUES (%L);', t.body)
@@ -91,8 +98,9 @@ SQL
     read -r kept pairs unlinked < <(psql -At -F ' ' -v k="${radius}" -v t="${t}" <<'SQL'
 CREATE TEMP TABLE near AS
 SELECT a.id AS a, b.id AS b, a.dup_of IS NULL AND b.dup_of IS NULL AS unlinked
-FROM docs a JOIN docs b ON a.id < b.id AND hamming(a.fp, b.fp) <= :k
-WHERE :t = 0 OR simhash_jaccard(a.body, b.body) >= :t;
+FROM docs a JOIN docs b ON a.id < b.id
+WHERE CASE WHEN :t = 0 THEN hamming(a.fp, b.fp) <= :k
+           ELSE a.lsh && b.lsh AND simhash_jaccard(a.body, b.body) >= :t END;
 SELECT (SELECT count(*) FROM docs), (SELECT count(*) FROM near),
        (SELECT count(*) FROM near WHERE unlinked);
 SQL
