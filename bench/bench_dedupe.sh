@@ -3,14 +3,16 @@
 # table with the block indexes, without the trigger (the fingerprint a generated column)
 # and with it (policies link and skip), in the same run, on a throwaway cluster; for the
 # layout simhash_create_index chooses by default and for one of k + 1 blocks (one index
-# lookup per block and row, which is what the trigger likes best).
+# lookup per block and row, which is what the trigger likes best). With a similarity
+# threshold: the LSH keys (simhash_lsh(body), a generated column without the trigger) and
+# their GIN index instead of a fingerprint and block indexes.
 #
 # Usage: bench/bench_dedupe.sh [--rows N] [--k K] [--rounds R]
 #   --rows N    rows per COPY (default 1000000): paragraphs of the real-text corpus and
 #               edited copies of them (2..20% of words deleted), shuffled
 #   --k K       the trigger's maximum distance and the layout's (default 3), or a similarity
-#               threshold such as 0.8 (the fingerprint is then simhash(body, 'char', 5,
-#               'binary') and the layout serves the threshold's radius, 14 or 12 from 0.9)
+#               threshold such as 0.8 (the trigger's key column is then simhash_lsh(body),
+#               with a GIN index)
 #   --rounds R  COPYs of each kind, alternating; the median is reported (default 3)
 # The corpus is scripts/make_corpus.sh's, in $SIMHASH_CORPUS (default /tmp/simhash-corpus;
 # made if missing). Needs the extension installed (scripts/setup.sh).
@@ -34,8 +36,8 @@ done
 
 # radius: the Hamming radius the layout serves; fp_expr: the fingerprint the trigger stores.
 if [[ ${k} == *.* ]]; then
-    radius=$(awk -v t="${k}" 'BEGIN { print (t >= 0.9) ? 12 : 14 }')
-    fp_expr="simhash(body, 'char', 5, 'binary')"
+    radius=0
+    fp_expr="simhash_lsh(body)"
 else
     radius=${k}
     fp_expr="simhash(body)"
@@ -95,15 +97,18 @@ copy_into() {
     local layout=$1 kind=$2 round=$3
     psql -v layout="${layout}" -v kind="${kind}" -v round="${round}" -v data="${data}" -v k="${k}" \
         -v radius="${radius}" -v fp_expr="${fp_expr}" <<'SQL'
-DROP TABLE IF EXISTS docs;
+DROP TABLE IF EXISTS docs, made;
+SELECT CASE WHEN :'layout' = 'gin' THEN 'bigint[]' ELSE 'bigint' END AS fp_type \gset
 SELECT CASE WHEN :'kind' = 'no trigger'
-            THEN format('fp bigint GENERATED ALWAYS AS (%s) STORED', :'fp_expr')
-            ELSE 'fp bigint' END AS fp_column \gset
+            THEN format('fp %s GENERATED ALWAYS AS (%s) STORED', :'fp_type', :'fp_expr')
+            ELSE format('fp %s', :'fp_type') END AS fp_column \gset
 CREATE TABLE docs (id bigint PRIMARY KEY, body text, :fp_column, dup_of bigint);
-SELECT count(*) FROM simhash_create_index('docs', 'fp', :radius,
-    CASE WHEN :'layout' = 'default' THEN NULL WHEN :'layout' = 'k + 1' THEN least(16, :radius + 1)
-         ELSE substring(:'layout' from '[0-9]+')::int END) \g /dev/null
-SELECT format('%s (%s blocks)', :'layout', blocks) AS layout_name FROM simhash_layouts WHERE tbl = 'docs'::regclass \gset
+SELECT CASE WHEN :'layout' = 'gin' THEN 'CREATE INDEX docs_fp ON docs USING gin (fp) WITH (fastupdate = off)'
+       ELSE format('CREATE TEMP TABLE made AS SELECT count(*) FROM simhash_create_index(''docs'', ''fp'', %s, %s)', :radius,
+                   CASE WHEN :'layout' = 'default' THEN 'NULL' WHEN :'layout' = 'k + 1' THEN least(16, :radius + 1)::text
+                        ELSE substring(:'layout' from '[0-9]+') END) END \gexec
+SELECT coalesce((SELECT format('%s (%s blocks)', :'layout', blocks) FROM simhash_layouts WHERE tbl = 'docs'::regclass),
+                'GIN index on simhash_lsh keys') AS layout_name \gset
 SELECT CASE :'kind'
          WHEN 'trigger, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''link'', ''dup_of'')', :k)
          WHEN 'trigger, skip' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''skip'')', :k)
@@ -117,11 +122,8 @@ INSERT INTO timings SELECT :'layout_name', :'kind', :round, extract(epoch FROM c
 SQL
 }
 
-# With a threshold the default layout serves the radius (14) with thousands of probes a row,
-# and k + 1 = 15 blocks of 4 bits match a sixteenth of the table each: 5 blocks of 13 bits
-# (92 probes each at radius 2) are measured next to k + 1.
 layouts=(default 'k + 1')
-[[ ${k} == *.* ]] && layouts=('k + 1' '5 blocks')
+[[ ${k} == *.* ]] && layouts=(gin)
 for round in $(seq 1 "${rounds}"); do
     for layout in "${layouts[@]}"; do
         for kind in 'no trigger' 'trigger, link' 'trigger, skip'; do

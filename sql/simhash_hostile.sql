@@ -138,7 +138,7 @@ SELECT count(*) AS similar_pairs FROM simhash_similar_pairs('SELECT id, body FRO
 SELECT count(*) AS similar_pairs_low FROM simhash_similar_pairs('SELECT id, body FROM h_links', 0.5);
 SELECT count(*) AS similar_clustered FROM simhash_similar_clusters('SELECT id, body FROM h_links', 0.8);
 CREATE TABLE h_sim (id bigint PRIMARY KEY, body text, lsh bigint[]);
-CREATE INDEX ON h_sim USING gin (lsh);
+CREATE INDEX ON h_sim USING gin (lsh) WITH (fastupdate = off);
 CREATE TRIGGER h_sim_dedupe BEFORE INSERT ON h_sim FOR EACH ROW
     EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.8', 'skip');
 INSERT INTO h_sim (id, body) SELECT id, body FROM h_links ORDER BY id;

@@ -45,6 +45,7 @@
 
 #include "access/genam.h"
 #include "access/gin.h"
+#include "access/gin_private.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
@@ -119,6 +120,7 @@ typedef struct DedupeTarget
 	Oid			indexes[SIMHASH_MAX_BLOCKS];
 	bool		has_fingerprint[SIMHASH_MAX_BLOCKS];	/* (block, fp) index */
 	Oid			gin_index;		/* with a threshold: GIN index on the keys, or none */
+	bool		gin_pending;	/* it collects new entries in a pending list (fastupdate) */
 } DedupeTarget;
 
 /*
@@ -216,7 +218,7 @@ layout_max_distance(Oid nsp, Oid root, const char *col)
  * serves && (array_ops); InvalidOid without one.
  */
 static Oid
-find_gin_index(Oid relid, AttrNumber attno)
+find_gin_index(Oid relid, AttrNumber attno, bool *fastupdate)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
 	List	   *indexes = RelationGetIndexList(rel);
@@ -233,7 +235,10 @@ find_gin_index(Oid relid, AttrNumber attno)
 			heap_attisnull(ind->rd_indextuple, Anum_pg_index_indpred, NULL) &&
 			get_opfamily_member(ind->rd_opfamily[0], ANYARRAYOID, ANYARRAYOID,
 								GIN_OVERLAP_STRATEGY) == OID_ARRAY_OVERLAP_OP)
+		{
 			found = RelationGetRelid(ind);
+			*fastupdate = GinGetUseFastUpdate(ind);
+		}
 		index_close(ind, AccessShareLock);
 		if (OidIsValid(found))
 			break;
@@ -262,7 +267,7 @@ make_target(DedupeTarget *t, Oid relid, const char *text_name, const char *fp_na
 																	 root_keys[i] - 1)->attname));
 	if (c->min_similarity > 0)
 	{
-		t->gin_index = find_gin_index(relid, t->fp_attno);
+		t->gin_index = find_gin_index(relid, t->fp_attno, &t->gin_pending);
 		return;
 	}
 	simhash_find_layouts(relid, t->fp_attno, block_fn, AccessShareLock, &layouts);
@@ -529,6 +534,25 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 							get_rel_name(c->root), tg->tgargs[1], c->k),
 					 errhint("Run simhash_create_index('%s', '%s', %d).",
 							 get_rel_name(c->root), tg->tgargs[1], c->k)));
+	}
+	else if (c->indexed && c->min_similarity > 0 && c->targets[0].gin_pending &&
+			 !list_member_oid(advised_tables, c->root))
+	{
+		MemoryContext top = MemoryContextSwitchTo(TopMemoryContext);
+
+		/*
+		 * Every search reads the whole pending list (up to gin_pending_list_limit), and a
+		 * bulk load keeps it full: 50 times slower, measured.
+		 */
+		advised_tables = lappend_oid(advised_tables, c->root);
+		MemoryContextSwitchTo(top);
+		ereport(NOTICE,
+				(errmsg("simhash_dedupe: the GIN index %s of %s.%s has fastupdate on, so every row written reads its pending list",
+						quote_identifier(get_rel_name(c->targets[0].gin_index)),
+						get_rel_name(c->root), tg->tgargs[1]),
+				 errhint("ALTER INDEX %s SET (fastupdate = off); then empty the list with SELECT gin_clean_pending_list('%s');",
+						 quote_identifier(get_rel_name(c->targets[0].gin_index)),
+						 quote_identifier(get_rel_name(c->targets[0].gin_index)))));
 	}
 	else if (c->indexed && c->min_similarity == 0 && c->k + 1 <= SIMHASH_MAX_BLOCKS &&
 			 c->targets[0].plan.probes.probes > (uint64) (2 * (c->k + 1)) &&

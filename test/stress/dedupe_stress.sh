@@ -71,7 +71,7 @@ for policy in reject skip link; do
         index="SELECT count(*) FROM simhash_create_index('docs', 'fp', ${radius}) \\g /dev/null"
     else
         keys=lsh
-        index="CREATE INDEX ON docs USING gin (lsh);"
+        index="CREATE INDEX ON docs USING gin (lsh) WITH (fastupdate = off);"
     fi
     psql <<SQL
 DROP TABLE IF EXISTS docs \; SET client_min_messages = warning;
