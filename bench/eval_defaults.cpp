@@ -69,6 +69,7 @@
 #include "core/bit_counter.hpp"
 #include "core/char_splitter.hpp"
 #include "core/fingerprint.hpp"
+#include "eval_common.hpp"
 #include "core/hamming.hpp"
 #include "core/text_options.hpp"
 #include "core/tokenizer.hpp"
@@ -78,6 +79,11 @@
 namespace fs = std::filesystem;
 
 namespace {
+
+using eval::next_code_point;
+using eval::parse_uint;
+using eval::read_file;
+using eval::usage_error;
 
 // ---------------------------------------------------------------------------------------
 // Parameters
@@ -132,23 +138,6 @@ std::uint64_t mix64(std::uint64_t x) {
 
 // ---------------------------------------------------------------------------------------
 // UTF-8 and characters
-
-// The code point at s[i] and its length in bytes; an invalid byte is U+FFFD of length 1.
-char32_t next_code_point(std::string_view s, std::size_t i, unsigned& len) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data()) + i;
-  const std::size_t left = s.size() - i;
-  const unsigned need = simhash::utf8::sequence_length(p[0]);
-  len = 1;
-  if (need == 1) return p[0];
-  if (need == 0 || need > left) return 0xFFFD;
-  for (unsigned k = 1; k < need; ++k) {
-    if (!simhash::utf8::is_continuation(p[k])) return 0xFFFD;
-  }
-  const char32_t cp = simhash::utf8::decode(p, need);
-  if (cp > 0x10FFFF) return 0xFFFD;
-  len = need;
-  return cp;
-}
 
 void append_code_point(std::string& out, char32_t cp) {
   unsigned char bytes[4];
@@ -875,13 +864,6 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + p.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string variant_name(std::size_t v) {
   if (v == 0) return "original";
@@ -1438,26 +1420,7 @@ void print_report(const Config& cfg, const std::string& command,
 // ---------------------------------------------------------------------------------------
 // Command line
 
-[[noreturn]] void usage_error(const std::string& msg) {
-  std::fprintf(stderr,
-               "eval_defaults: %s\nusage: eval_defaults CORPUS_DIR [--docs-per-lang N] "
-               "[--seed S] [--threshold J] [--truth-shingle N] [--truth-unit token|char] "
-               "[--max-k K] [--candidates defaults|options] [--threads T]\n",
-               msg.c_str());
-  std::exit(2);
-}
 
-std::uint64_t parse_uint(const std::string& opt, const std::string& s, std::uint64_t lo,
-                         std::uint64_t hi) {
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (s.empty() || s[0] == '-' || *end != '\0' || errno != 0 || v < lo || v > hi) {
-    usage_error(opt + " needs an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                "], got '" + s + "'");
-  }
-  return v;
-}
 
 Config parse_args(int argc, char** argv) {
   Config cfg;
@@ -1511,6 +1474,19 @@ Config parse_args(int argc, char** argv) {
 }
 
 }  // namespace
+
+namespace eval {
+
+void usage_error(const std::string& msg) {
+  std::fprintf(stderr,
+               "eval_defaults: %s\nusage: eval_defaults CORPUS_DIR [--docs-per-lang N] "
+               "[--seed S] [--threshold J] [--truth-shingle N] [--truth-unit token|char] "
+               "[--max-k K] [--candidates defaults|options] [--threads T]\n",
+               msg.c_str());
+  std::exit(2);
+}
+
+}  // namespace eval
 
 int main(int argc, char** argv) {
   try {

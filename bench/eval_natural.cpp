@@ -70,6 +70,7 @@
 #include <vector>
 
 #include "core/fingerprint.hpp"
+#include "eval_common.hpp"
 #include "core/hamming.hpp"
 #include "core/minhash.hpp"
 #include "core/similarity.hpp"
@@ -79,6 +80,12 @@
 namespace fs = std::filesystem;
 
 namespace {
+
+using eval::next_code_point;
+using eval::parse_uint;
+using eval::read_file;
+using eval::usage_error;
+using eval::is_space;
 
 // ---------------------------------------------------------------------------------------
 // Parameters
@@ -103,7 +110,7 @@ constexpr std::array<std::array<char, 2>, 4> kUnionPairs = {{{'B', 'D'}, {'B', '
 constexpr std::array<char, 4> kUnionSingles = {'B', 'D', 'E', 'F'};
 // Verified thresholds v of the pipeline (pairs among the candidates with normalized J >= v)
 // measured against the raw labels, and the candidates used for each v: candidates(v).
-constexpr std::array<double, 5> kVerified = {0.65, 0.7, 0.75, 0.8, 0.85};
+constexpr std::array<double, 7> kVerified = {0.65, 0.7, 0.75, 0.77, 0.78, 0.8, 0.85};
 struct Candidates {
   char x, y;  // recipe letters; y == 0: x alone
   int k;
@@ -218,13 +225,6 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + p.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool is_blank(std::string_view line) {
   return line.find_first_not_of(" \t\r\f\v") == std::string_view::npos;
@@ -253,30 +253,6 @@ std::vector<std::string> paragraphs(std::string_view text) {
   }
   if (open) out.push_back(std::move(block));
   return out;
-}
-
-// The code point at s[i] and its length in bytes; an invalid byte is U+FFFD of length 1.
-char32_t next_code_point(std::string_view s, std::size_t i, unsigned& len) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data()) + i;
-  const std::size_t left = s.size() - i;
-  const unsigned need = simhash::utf8::sequence_length(p[0]);
-  len = 1;
-  if (need == 1) return p[0];
-  if (need == 0 || need > left) return 0xFFFD;
-  for (unsigned k = 1; k < need; ++k) {
-    if (!simhash::utf8::is_continuation(p[k])) return 0xFFFD;
-  }
-  const char32_t cp = simhash::utf8::decode(p, need);
-  if (cp > 0x10FFFF) return 0xFFFD;
-  len = need;
-  return cp;
-}
-
-// Unicode White_Space.
-bool is_space(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
-         c == 0x3000;
 }
 
 // The raw label's set: hashes of the windows of 5 code points of the text with every run of
@@ -1517,25 +1493,7 @@ void print_report(const Config& cfg, const std::string& command, const std::vect
 // ---------------------------------------------------------------------------------------
 // Main
 
-[[noreturn]] void usage_error(const std::string& msg) {
-  std::fprintf(stderr,
-               "eval_natural: %s\nusage: eval_natural CORPUS_DIR [--max-items N] "
-               "[--check-sample M] [--threads T]\n",
-               msg.c_str());
-  std::exit(2);
-}
 
-std::uint64_t parse_uint(const std::string& opt, const std::string& s, std::uint64_t lo,
-                         std::uint64_t hi) {
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (s.empty() || s[0] == '-' || *end != '\0' || errno != 0 || v < lo || v > hi) {
-    usage_error(opt + " needs an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                "], got '" + s + "'");
-  }
-  return v;
-}
 
 Config parse_args(int argc, char** argv) {
   Config cfg;
@@ -1569,6 +1527,18 @@ Config parse_args(int argc, char** argv) {
 }
 
 }  // namespace
+
+namespace eval {
+
+void usage_error(const std::string& msg) {
+  std::fprintf(stderr,
+               "eval_natural: %s\nusage: eval_natural CORPUS_DIR [--max-items N] "
+               "[--check-sample M] [--threads T]\n",
+               msg.c_str());
+  std::exit(2);
+}
+
+}  // namespace eval
 
 int main(int argc, char** argv) {
   try {
