@@ -313,6 +313,9 @@ WHERE k.id BETWEEN 2001 AND 2003 ORDER BY k.id;
 -- an update that makes a row similar to another is linked too
 UPDATE sim_kept SET body = (SELECT body FROM sim_kept WHERE id < 2000 ORDER BY id LIMIT 1 OFFSET 5) WHERE id = 2004;
 SELECT dup_of = (SELECT id FROM sim_kept WHERE id < 2000 ORDER BY id LIMIT 1 OFFSET 5) AS linked FROM sim_kept WHERE id = 2004;
+-- an update that leaves the text as it is keeps the link (no search, nothing can be new)
+UPDATE sim_kept SET body = body WHERE id BETWEEN 2001 AND 2004;
+SELECT count(*) FILTER (WHERE dup_of IS NOT NULL) AS still_linked FROM sim_kept WHERE id BETWEEN 2001 AND 2004;
 -- bad thresholds, wrong column types, and generated key columns
 CREATE TABLE sim_bad (id integer PRIMARY KEY, body text, fp bigint, lsh bigint[],
                       gfp bigint GENERATED ALWAYS AS (simhash(body)) STORED,

@@ -372,46 +372,28 @@ parse_limit(DedupeConfig *c, Trigger *tg)
 	}
 }
 
-static DedupeConfig *
-make_config(FunctionCallInfo fcinfo, TriggerData *td)
+/* The first argument: a text, varchar or char column. */
+static void
+parse_text_column(DedupeConfig *c, Relation rel, Trigger *tg)
 {
-	Trigger    *tg = td->tg_trigger;
-	Relation	rel = td->tg_relation;
-	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	DedupeConfig *c = palloc0(sizeof(DedupeConfig));
-	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
-	Oid			block_fn = simhash_block_function(nsp);
-	Relation	root;
-	Oid			pk;
-	AttrNumber	root_keys[INDEX_MAX_KEYS];
-	List	   *leaves;
-	ListCell   *lc;
-	int			served;
+	Oid			text_type;
 
-	if (tg->tgnargs < 4 || tg->tgnargs > 5)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("simhash_dedupe: trigger \"%s\" needs 4 or 5 arguments: text column, fingerprint column, maximum distance or similarity threshold, policy [, link column]",
-						tg->tgname)));
-	if (rel->rd_rel->relkind != RELKIND_RELATION)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("simhash_dedupe: trigger \"%s\" is on \"%s\", which is not a table",
-						tg->tgname, RelationGetRelationName(rel)),
-				 errdetail("The trigger searches the rows of ordinary tables and partitioned tables.")));
-	c->tgoid = tg->tgoid;
-	c->relid = RelationGetRelid(rel);
 	c->text_attno = column(rel, tg->tgargs[0], "text");
-	{
-		Oid			t = TupleDescAttr(RelationGetDescr(rel), c->text_attno - 1)->atttypid;
+	text_type = TupleDescAttr(RelationGetDescr(rel), c->text_attno - 1)->atttypid;
+	if (text_type != TEXTOID && text_type != VARCHAROID && text_type != BPCHAROID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("simhash_dedupe: text column \"%s\" of table \"%s\" is of type %s, not text, varchar or char",
+						tg->tgargs[0], RelationGetRelationName(rel), format_type_be(text_type))));
+}
 
-		if (t != TEXTOID && t != VARCHAROID && t != BPCHAROID)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("simhash_dedupe: text column \"%s\" of table \"%s\" is of type %s, not text, varchar or char",
-							tg->tgargs[0], RelationGetRelationName(rel), format_type_be(t))));
-	}
-	parse_limit(c, tg);
+/*
+ * The second argument, after the limit: a bigint fingerprint column with a distance, a
+ * bigint[] column of LSH keys with a threshold; if generated, by what the trigger computes.
+ */
+static void
+parse_key_column(DedupeConfig *c, Relation rel, Trigger *tg, Oid nsp)
+{
 	if (c->min_similarity > 0)
 	{
 		c->fp_attno = column(rel, tg->tgargs[1], "keys");
@@ -424,7 +406,12 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 	}
 	if (TupleDescAttr(RelationGetDescr(rel), c->fp_attno - 1)->attgenerated)
 		check_generated_fp(rel, c, nsp, tg);
+}
 
+/* The fourth argument, and the fifth that only link takes. */
+static void
+parse_policy(DedupeConfig *c, Trigger *tg)
+{
 	if (strcmp(tg->tgargs[3], "reject") == 0)
 		c->policy = POLICY_REJECT;
 	else if (strcmp(tg->tgargs[3], "skip") == 0)
@@ -442,14 +429,17 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 				 errmsg(c->policy == POLICY_LINK
 						? "simhash_dedupe: policy link needs a fifth argument, the column that receives the key of the near duplicate"
 						: "simhash_dedupe: only policy link takes a fifth argument")));
+}
 
-	/* Near duplicates are looked for in the whole partition tree. */
-	c->root = c->relid;
-	if (rel->rd_rel->relispartition)
-		c->root = llast_oid(get_partition_ancestors(c->relid));
-	root = relation_open(c->root, AccessShareLock);
+/*
+ * The primary key of root, for messages and for link: its columns into root_keys and
+ * c->nkeys, their names into c->key_names; and the link column, of the key's type.
+ */
+static void
+find_keys(DedupeConfig *c, Relation rel, Relation root, Trigger *tg, AttrNumber *root_keys)
+{
+	Oid			pk = RelationGetPrimaryKeyIndex(root);
 
-	pk = RelationGetPrimaryKeyIndex(root);
 	if (OidIsValid(pk))
 	{
 		Relation	pkrel = index_open(pk, AccessShareLock);
@@ -467,19 +457,27 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 		c->key_names = names.data;
 		index_close(pkrel, NoLock);
 	}
-	if (c->policy == POLICY_LINK)
-	{
-		c->link_attno = column(rel, tg->tgargs[4], "link");
-		if (c->nkeys != 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("simhash_dedupe: policy link needs a single-column primary key on table \"%s\"",
-							RelationGetRelationName(root))));
-		expect_type(rel, c->link_attno,
-					TupleDescAttr(RelationGetDescr(root), root_keys[0] - 1)->atttypid, "link");
-	}
+	if (c->policy != POLICY_LINK)
+		return;
+	c->link_attno = column(rel, tg->tgargs[4], "link");
+	if (c->nkeys != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash_dedupe: policy link needs a single-column primary key on table \"%s\"",
+						RelationGetRelationName(root))));
+	expect_type(rel, c->link_attno,
+				TupleDescAttr(RelationGetDescr(root), root_keys[0] - 1)->atttypid, "link");
+}
 
-	served = c->min_similarity > 0 ? -1 : layout_max_distance(nsp, c->root, tg->tgargs[1]);
+/* With a distance: refuses a k larger than the layout recorded for root.col serves. */
+static void
+check_layout(DedupeConfig *c, Oid nsp, Relation root, Trigger *tg)
+{
+	int			served;
+
+	if (c->min_similarity > 0)
+		return;
+	served = layout_max_distance(nsp, c->root, tg->tgargs[1]);
 	if (served >= 0 && c->k > served)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -487,16 +485,24 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 						c->k, served, RelationGetRelationName(root), tg->tgargs[1]),
 				 errhint("Run simhash_create_index('%s', '%s', %d) first.",
 						 RelationGetRelationName(root), tg->tgargs[1], c->k)));
+}
 
-	leaves = root->rd_rel->relkind == RELKIND_PARTITIONED_TABLE
+/* The relations searched: root, or every leaf of its partition tree (all ordinary tables). */
+static void
+make_targets(DedupeConfig *c, Relation root, Trigger *tg, Oid nsp, const AttrNumber *root_keys)
+{
+	Oid			block_fn = simhash_block_function(nsp);
+	List	   *leaves = root->rd_rel->relkind == RELKIND_PARTITIONED_TABLE
 		? find_all_inheritors(c->root, AccessShareLock, NULL) : list_make1_oid(c->root);
+	ListCell   *lc;
+
 	c->targets = palloc0(sizeof(DedupeTarget) * list_length(leaves));
 	c->indexed = true;
 	foreach(lc, leaves)
 	{
 		Oid			leaf = lfirst_oid(lc);
-
 		char		kind = get_rel_relkind(leaf);
+		DedupeTarget *t = &c->targets[c->ntargets];
 
 		if (kind == RELKIND_PARTITIONED_TABLE)
 			continue;
@@ -506,69 +512,117 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 					 errmsg("simhash_dedupe: partition \"%s\" of table \"%s\" is not an ordinary table, so trigger \"%s\" cannot search it",
 							get_rel_name(leaf), RelationGetRelationName(root), tg->tgname),
 					 errdetail("Foreign tables cannot be deduplicated.")));
-		make_target(&c->targets[c->ntargets], leaf, tg->tgargs[0], tg->tgargs[1],
+		make_target(t, leaf, tg->tgargs[0], tg->tgargs[1],
 					c->policy == POLICY_LINK ? tg->tgargs[4] : NULL,
 					root, c->nkeys, root_keys, block_fn, c);
-		if (c->min_similarity > 0 ? !OidIsValid(c->targets[c->ntargets].gin_index)
-			: c->targets[c->ntargets].plan.blocks == 0)
+		if (c->min_similarity > 0 ? !OidIsValid(t->gin_index) : t->plan.blocks == 0)
 			c->indexed = false;
 		c->ntargets++;
 	}
-	relation_close(root, NoLock);
+}
 
-	if (!c->indexed && !list_member_oid(warned_tables, c->root))
+/* Adds root to *tables (kept for the session); false when it was there already. */
+static bool
+first_time(List **tables, Oid root)
+{
+	MemoryContext old;
+
+	if (list_member_oid(*tables, root))
+		return false;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	*tables = lappend_oid(*tables, root);
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+/*
+ * Once per session and table, a NOTICE when every row written will cost much more than it
+ * should: no index (the whole table is read), a GIN index with a pending list (read whole
+ * by every search, and a bulk load keeps it full: 50 times slower, measured), or a layout
+ * that takes many more index lookups than k + 1 blocks would.
+ */
+static void
+advise(DedupeConfig *c, Trigger *tg)
+{
+	const char *table = get_rel_name(c->root);
+	const char *col = tg->tgargs[1];
+
+	if (!c->indexed && first_time(&warned_tables, c->root))
 	{
-		MemoryContext top = MemoryContextSwitchTo(TopMemoryContext);
-
-		warned_tables = lappend_oid(warned_tables, c->root);
-		MemoryContextSwitchTo(top);
 		if (c->min_similarity > 0)
 			ereport(NOTICE,
 					(errmsg("simhash_dedupe: %s.%s has no GIN index, so every row written reads the whole table",
-							get_rel_name(c->root), tg->tgargs[1]),
-					 errhint("CREATE INDEX ON %s USING gin (%s);",
-							 quote_identifier(get_rel_name(c->root)), quote_identifier(tg->tgargs[1]))));
+							table, col),
+					 errhint("CREATE INDEX ON %s USING gin (%s) WITH (fastupdate = off);",
+							 quote_identifier(table), quote_identifier(col))));
 		else
 			ereport(NOTICE,
 					(errmsg("simhash_dedupe: %s.%s has no block indexes serving distance %d, so every row written reads the whole table",
-							get_rel_name(c->root), tg->tgargs[1], c->k),
-					 errhint("Run simhash_create_index('%s', '%s', %d).",
-							 get_rel_name(c->root), tg->tgargs[1], c->k)));
+							table, col, c->k),
+					 errhint("Run simhash_create_index('%s', '%s', %d).", table, col, c->k)));
 	}
 	else if (c->indexed && c->min_similarity > 0 && c->targets[0].gin_pending &&
-			 !list_member_oid(advised_tables, c->root))
+			 first_time(&advised_tables, c->root))
 	{
-		MemoryContext top = MemoryContextSwitchTo(TopMemoryContext);
+		const char *index = quote_identifier(get_rel_name(c->targets[0].gin_index));
 
-		/*
-		 * Every search reads the whole pending list (up to gin_pending_list_limit), and a
-		 * bulk load keeps it full: 50 times slower, measured.
-		 */
-		advised_tables = lappend_oid(advised_tables, c->root);
-		MemoryContextSwitchTo(top);
 		ereport(NOTICE,
 				(errmsg("simhash_dedupe: the GIN index %s of %s.%s has fastupdate on, so every row written reads its pending list",
-						quote_identifier(get_rel_name(c->targets[0].gin_index)),
-						get_rel_name(c->root), tg->tgargs[1]),
+						index, table, col),
 				 errhint("ALTER INDEX %s SET (fastupdate = off); then empty the list with SELECT gin_clean_pending_list('%s');",
-						 quote_identifier(get_rel_name(c->targets[0].gin_index)),
-						 quote_identifier(get_rel_name(c->targets[0].gin_index)))));
+						 index, index)));
 	}
 	else if (c->indexed && c->min_similarity == 0 && c->k + 1 <= SIMHASH_MAX_BLOCKS &&
 			 c->targets[0].plan.probes.probes > (uint64) (2 * (c->k + 1)) &&
-			 !list_member_oid(advised_tables, c->root))
-	{
-		MemoryContext top = MemoryContextSwitchTo(TopMemoryContext);
-
-		advised_tables = lappend_oid(advised_tables, c->root);
-		MemoryContextSwitchTo(top);
+			 first_time(&advised_tables, c->root))
 		ereport(NOTICE,
 				(errmsg("simhash_dedupe: with the %d-block layout of %s.%s, every row written takes " UINT64_FORMAT " index lookups at distance %d",
-						c->targets[0].plan.blocks, get_rel_name(c->root), tg->tgargs[1],
-						c->targets[0].plan.probes.probes, c->k),
+						c->targets[0].plan.blocks, table, col, c->targets[0].plan.probes.probes, c->k),
 				 errhint("A layout of %d blocks takes %d: simhash_create_index('%s', '%s', %d, blocks => %d).",
-						 c->k + 1, c->k + 1, get_rel_name(c->root), tg->tgargs[1], c->k, c->k + 1)));
-	}
+						 c->k + 1, c->k + 1, table, col, c->k, c->k + 1)));
+}
+
+/*
+ * Parses and checks the trigger's arguments and finds what to search (see the file
+ * header); made once per statement, in the function's memory context.
+ */
+static DedupeConfig *
+make_config(FunctionCallInfo fcinfo, TriggerData *td)
+{
+	Trigger    *tg = td->tg_trigger;
+	Relation	rel = td->tg_relation;
+	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	DedupeConfig *c = palloc0(sizeof(DedupeConfig));
+	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
+	AttrNumber	root_keys[INDEX_MAX_KEYS];
+	Relation	root;
+
+	if (tg->tgnargs < 4 || tg->tgnargs > 5)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash_dedupe: trigger \"%s\" needs 4 or 5 arguments: text column, fingerprint column, maximum distance or similarity threshold, policy [, link column]",
+						tg->tgname)));
+	if (rel->rd_rel->relkind != RELKIND_RELATION)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("simhash_dedupe: trigger \"%s\" is on \"%s\", which is not a table",
+						tg->tgname, RelationGetRelationName(rel)),
+				 errdetail("The trigger searches the rows of ordinary tables and partitioned tables.")));
+	c->tgoid = tg->tgoid;
+	c->relid = RelationGetRelid(rel);
+	parse_text_column(c, rel, tg);
+	parse_limit(c, tg);
+	parse_key_column(c, rel, tg, nsp);
+	parse_policy(c, tg);
+
+	/* Near duplicates are looked for in the whole partition tree. */
+	c->root = rel->rd_rel->relispartition ? llast_oid(get_partition_ancestors(c->relid)) : c->relid;
+	root = relation_open(c->root, AccessShareLock);
+	find_keys(c, rel, root, tg, root_keys);
+	check_layout(c, nsp, root, tg);
+	make_targets(c, root, tg, nsp, root_keys);
+	relation_close(root, NoLock);
+	advise(c, tg);
 	MemoryContextSwitchTo(old);
 	return c;
 }
@@ -852,12 +906,20 @@ typedef struct Search
 
 /*
  * With a threshold, reject and skip need one similar row, not the most similar: the search
- * stops at the first.
+ * stops at the first. Link stops at an original that no row can beat (similarity 1, or
+ * distance 0): candidates replace it only when strictly nearer.
  */
 static bool
 search_done(Search *s)
 {
-	return s->c->min_similarity > 0 && s->found->any && s->c->policy != POLICY_LINK;
+	const Found *f = s->found;
+
+	if (!f->any)
+		return false;
+	if (s->c->policy == POLICY_LINK)
+		return f->is_original &&
+			(s->c->min_similarity > 0 ? f->similarity >= 1.0 : f->distance == 0);
+	return s->c->min_similarity > 0;
 }
 
 /*
@@ -1138,6 +1200,144 @@ row_text(HeapTuple tuple, TupleDesc desc, AttrNumber attno)
 	return isnull ? NULL : DatumGetTextPP(d);
 }
 
+/* A row being written: its keys, and the columns the trigger sets in it. */
+typedef struct RowWork
+{
+	uint64		fp;				/* with a distance */
+	int64		lsh[SIMHASH_LSH_BANDS]; /* with a threshold: lsh[0..nlsh) */
+	int			nlsh;
+	ArrayType  *lsh_array;
+	NewText		new_text;
+	bool		search;			/* false: no near duplicate to look for */
+	bool		unchanged;		/* an UPDATE that cannot make a new near duplicate */
+	int			ncols;
+	int			cols[2];
+	Datum		values[2];
+	bool		nulls[2];
+} RowWork;
+
+/* Sets column attno of the row to (value, isnull) when the trigger returns it. */
+static void
+set_column(RowWork *w, AttrNumber attno, Datum value, bool isnull)
+{
+	w->cols[w->ncols] = attno;
+	w->values[w->ncols] = value;
+	w->nulls[w->ncols] = isnull;
+	w->ncols++;
+}
+
+/* True when the two rows' texts are byte-identical (or both NULL). */
+static bool
+same_text(DedupeConfig *c, HeapTuple a, HeapTuple b, TupleDesc desc)
+{
+	text	   *x = row_text(a, desc, c->text_attno);
+	text	   *y = row_text(b, desc, c->text_attno);
+
+	if (x == NULL || y == NULL)
+		return x == y;
+	return VARSIZE_ANY_EXHDR(x) == VARSIZE_ANY_EXHDR(y) &&
+		memcmp(VARDATA_ANY(x), VARDATA_ANY(y), VARSIZE_ANY_EXHDR(x)) == 0;
+}
+
+/*
+ * The keys of a row (old: its previous version on UPDATE). A fingerprint is computed when
+ * missing or when the text changed; LSH keys always (they are the text's own, whatever the
+ * row gives), with the shingle set kept for verifying candidates. An UPDATE that changes
+ * neither the text nor the fingerprint cannot make a new near duplicate: w->unchanged (the
+ * row keeps its link too).
+ */
+static void
+row_keys(DedupeConfig *c, HeapTuple tuple, HeapTuple old, TupleDesc desc, RowWork *w)
+{
+	bool		fp_null;
+	Datum		fp_datum = heap_getattr(tuple, c->fp_attno, desc, &fp_null);
+	bool		unchanged = old != NULL && same_text(c, tuple, old, desc);
+
+	w->new_text.body = row_text(tuple, desc, c->text_attno);
+	if (c->min_similarity > 0)
+	{
+		if (w->new_text.body != NULL)
+		{
+			w->new_text.set = simhash_text_shingles(w->new_text.body);
+			w->new_text.have_set = true;
+			w->nlsh = simhash_shingle_lsh_keys(w->new_text.set, w->lsh);
+		}
+		w->lsh_array = simhash_lsh_array(w->lsh, w->nlsh);
+		set_column(w, c->fp_attno, PointerGetDatum(w->lsh_array), w->new_text.body == NULL);
+		w->unchanged = unchanged;
+		w->search = w->nlsh > 0 && !unchanged;
+		return;
+	}
+	if (unchanged && !fp_null)
+	{
+		bool		old_fp_null;
+		Datum		old_fp = heap_getattr(old, c->fp_attno, desc, &old_fp_null);
+
+		w->fp = (uint64) DatumGetInt64(fp_datum);
+		w->unchanged = !old_fp_null && DatumGetInt64(fp_datum) == DatumGetInt64(old_fp);
+		w->search = !w->unchanged;
+		return;
+	}
+	if (fp_null || old != NULL)
+	{
+		fp_null = w->new_text.body == NULL || !row_fingerprint(w->new_text.body, &w->fp);
+		set_column(w, c->fp_attno, fp_null ? (Datum) 0 : Int64GetDatum((int64) w->fp), fp_null);
+	}
+	else
+		w->fp = (uint64) DatumGetInt64(fp_datum);
+	w->search = !fp_null;
+}
+
+/*
+ * Looks for the near duplicate the policy acts on, in every target: first the locks (see
+ * the file header), then a snapshot that sees what committed while we waited and the rows
+ * of this statement so far.
+ */
+static void
+find_near_duplicate(DedupeConfig *c, Relation rel, HeapTuple old, RowWork *w, Found *found)
+{
+	Snapshot	snapshot;
+	Snapshot	xact_snapshot = NULL;
+	uint32		lock_keys[SIMHASH_MAX_LOCK_KEYS];
+
+	serialize_writers(c, lock_keys, row_lock_keys(c, w->fp, w->lsh, w->nlsh, lock_keys));
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	if (IsolationUsesXactSnapshot())
+		xact_snapshot = GetTransactionSnapshot();
+	for (int i = 0; i < c->ntargets; i++)
+	{
+		search_target(c, &c->targets[i], w->fp, w->lsh, w->nlsh, w->lsh_array, snapshot,
+					  xact_snapshot, RelationGetRelid(rel), old ? &old->t_self : NULL,
+					  &w->new_text, found);
+		if (found->any && c->policy == POLICY_SKIP)
+			break;
+	}
+	UnregisterSnapshot(snapshot);
+}
+
+/* Policy reject: 23505, naming the near duplicate's key if the caller may read it. */
+static void
+reject(DedupeConfig *c, Relation rel, Trigger *tg, const Found *found)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("new row for relation \"%s\" is a near duplicate of an existing row",
+					RelationGetRelationName(rel)),
+			 c->min_similarity > 0
+			 ? (found->key_text
+				? errdetail("Key %s has similarity %.3f to it, at or above the threshold %g of trigger \"%s\".",
+							found->key_text, found->similarity, c->min_similarity, tg->tgname)
+				: errdetail("A row with similarity %.3f to it exists, at or above the threshold %g of trigger \"%s\".",
+							found->similarity, c->min_similarity, tg->tgname))
+			 : (found->key_text
+				? errdetail("Key %s is at Hamming distance %d, within the %d that trigger \"%s\" allows.",
+							found->key_text, found->distance, c->k, tg->tgname)
+				: errdetail("A row at Hamming distance %d exists, within the %d that trigger \"%s\" allows.",
+							found->distance, c->k, tg->tgname)),
+			 errtableconstraint(rel, tg->tgname)));
+}
+
 PG_FUNCTION_INFO_V1(simhash_dedupe);
 
 /* simhash_dedupe() trigger: see the comment at the top of the file. */
@@ -1147,24 +1347,10 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 	TriggerData *td = (TriggerData *) fcinfo->context;
 	DedupeConfig *c;
 	Relation	rel;
-	TupleDesc	desc;
 	HeapTuple	tuple;
 	HeapTuple	old = NULL;
-	Datum		fp_datum;
-	bool		fp_null;
-	bool		recompute;
-	uint64		fp = 0;
-	int			cols[2];
-	Datum		values[2];
-	bool		nulls[2];
-	int			ncols = 0;
+	RowWork		w = {0};
 	Found		found = {0};
-	NewText		new_text = {0};
-	bool		same_text = false;
-	bool		searched;
-	int64		lsh[SIMHASH_LSH_BANDS];
-	int			nlsh = 0;
-	ArrayType  *lsh_array = NULL;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -1181,8 +1367,6 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 	c = (DedupeConfig *) fcinfo->flinfo->fn_extra;
 	if (c == NULL || c->tgoid != td->tg_trigger->tgoid || c->relid != RelationGetRelid(rel))
 		fcinfo->flinfo->fn_extra = c = make_config(fcinfo, td);
-	desc = RelationGetDescr(rel);
-
 	if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
 	{
 		old = td->tg_trigtuple;
@@ -1191,111 +1375,17 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 	else
 		tuple = td->tg_trigtuple;
 
-	/*
-	 * The keys. A fingerprint is computed when missing or when the text changed; LSH keys
-	 * always (they are the text's own, whatever the row gives). An UPDATE that changes
-	 * neither the text nor the fingerprint cannot make a new near duplicate: no search.
-	 */
-	fp_datum = heap_getattr(tuple, c->fp_attno, desc, &fp_null);
-	recompute = fp_null || c->min_similarity > 0;
-	if (old != NULL)
-	{
-		text	   *new_body = row_text(tuple, desc, c->text_attno);
-		text	   *old_body = row_text(old, desc, c->text_attno);
-		bool		old_fp_null;
-		Datum		old_fp = heap_getattr(old, c->fp_attno, desc, &old_fp_null);
-
-		same_text = (new_body == NULL) == (old_body == NULL) &&
-			(new_body == NULL ||
-			 (VARSIZE_ANY_EXHDR(new_body) == VARSIZE_ANY_EXHDR(old_body) &&
-			  memcmp(VARDATA_ANY(new_body), VARDATA_ANY(old_body), VARSIZE_ANY_EXHDR(new_body)) == 0));
-		recompute = recompute || !same_text;
-		if (same_text && c->min_similarity == 0 && !fp_null && !old_fp_null &&
-			DatumGetInt64(fp_datum) == DatumGetInt64(old_fp))
-			return PointerGetDatum(tuple);
-	}
-	new_text.body = row_text(tuple, desc, c->text_attno);
-	if (c->min_similarity > 0)
-	{
-		/* The shingle set serves the keys and then the verification of every candidate. */
-		if (new_text.body != NULL)
-		{
-			new_text.set = simhash_text_shingles(new_text.body);
-			new_text.have_set = true;
-			nlsh = simhash_shingle_lsh_keys(new_text.set, lsh);
-		}
-		lsh_array = simhash_lsh_array(lsh, nlsh);
-		cols[ncols] = c->fp_attno;
-		values[ncols] = PointerGetDatum(lsh_array);
-		nulls[ncols] = new_text.body == NULL;
-		ncols++;
-		searched = nlsh > 0 && !same_text;
-	}
-	else
-	{
-		if (recompute)
-		{
-			fp_null = new_text.body == NULL || !row_fingerprint(new_text.body, &fp);
-			cols[ncols] = c->fp_attno;
-			values[ncols] = fp_null ? (Datum) 0 : Int64GetDatum((int64) fp);
-			nulls[ncols] = fp_null;
-			ncols++;
-		}
-		else
-			fp = (uint64) DatumGetInt64(fp_datum);
-		searched = !fp_null;
-	}
-
-	if (searched)
-	{
-		Snapshot	snapshot;
-		Snapshot	xact_snapshot = NULL;
-		uint32		lock_keys[SIMHASH_MAX_LOCK_KEYS];
-
-		serialize_writers(c, lock_keys, row_lock_keys(c, fp, lsh, nlsh, lock_keys));
-		/* See what committed while we waited, and the rows of this statement so far. */
-		CommandCounterIncrement();
-		snapshot = RegisterSnapshot(GetLatestSnapshot());
-		if (IsolationUsesXactSnapshot())
-			xact_snapshot = GetTransactionSnapshot();
-		for (int i = 0; i < c->ntargets; i++)
-		{
-			search_target(c, &c->targets[i], fp, lsh, nlsh, lsh_array, snapshot, xact_snapshot,
-						  RelationGetRelid(rel), old ? &old->t_self : NULL, &new_text, &found);
-			if (found.any && c->policy == POLICY_SKIP)
-				break;
-		}
-		UnregisterSnapshot(snapshot);
-	}
-
+	row_keys(c, tuple, old, RelationGetDescr(rel), &w);
+	if (w.search)
+		find_near_duplicate(c, rel, old, &w, &found);
 	if (found.any && c->policy == POLICY_REJECT)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNIQUE_VIOLATION),
-				 errmsg("new row for relation \"%s\" is a near duplicate of an existing row",
-						RelationGetRelationName(rel)),
-				 c->min_similarity > 0
-				 ? (found.key_text
-					? errdetail("Key %s has similarity %.3f to it, at or above the threshold %g of trigger \"%s\".",
-								found.key_text, found.similarity, c->min_similarity,
-								td->tg_trigger->tgname)
-					: errdetail("A row with similarity %.3f to it exists, at or above the threshold %g of trigger \"%s\".",
-								found.similarity, c->min_similarity, td->tg_trigger->tgname))
-				 : (found.key_text
-					? errdetail("Key %s is at Hamming distance %d, within the %d that trigger \"%s\" allows.",
-								found.key_text, found.distance, c->k, td->tg_trigger->tgname)
-					: errdetail("A row at Hamming distance %d exists, within the %d that trigger \"%s\" allows.",
-								found.distance, c->k, td->tg_trigger->tgname)),
-				 errtableconstraint(rel, td->tg_trigger->tgname)));
+		reject(c, rel, td->tg_trigger, &found);
 	if (found.any && c->policy == POLICY_SKIP)
 		return PointerGetDatum(NULL);
-	if (c->policy == POLICY_LINK)
-	{
-		cols[ncols] = c->link_attno;
-		values[ncols] = found.any ? found.key : (Datum) 0;
-		nulls[ncols] = !found.any;
-		ncols++;
-	}
-	if (ncols > 0)
-		tuple = heap_modify_tuple_by_cols(tuple, desc, ncols, cols, values, nulls);
+	if (c->policy == POLICY_LINK && !w.unchanged)
+		set_column(&w, c->link_attno, found.any ? found.key : (Datum) 0, !found.any);
+	if (w.ncols > 0)
+		tuple = heap_modify_tuple_by_cols(tuple, RelationGetDescr(rel), w.ncols, w.cols,
+										  w.values, w.nulls);
 	return PointerGetDatum(tuple);
 }

@@ -430,9 +430,31 @@ $$;
 COMMENT ON FUNCTION simhash_create_index(regclass, name, integer, integer) IS
 'makes the B-tree block indexes that let simhash_near(col, q, k) find rows within k <= max_distance by index lookups, replacing an earlier layout; returns the indexes made';
 
--- The lim rows closest to q, nearest first. Rows within distance k are found through the
--- block indexes for growing k; past the layout's max_distance, by one sequential scan
--- (unless max_distance caps the search).
+-- The table of a row type (rel: NULL::tablename) for the functions that return lim rows of
+-- a table, after checking rel and lim.
+CREATE FUNCTION simhash_check_rows(rel anyelement, lim integer) RETURNS regclass
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    target regclass;
+BEGIN
+    SELECT t.typrelid::regclass INTO target FROM pg_type t
+    WHERE t.oid = pg_typeof(rel) AND t.typrelid <> 0;
+    IF target IS NULL THEN
+        RAISE EXCEPTION 'simhash: the first argument must be a row of a table, such as NULL::docs, not %', pg_typeof(rel)
+            USING ERRCODE = 'wrong_object_type';
+    END IF;
+    IF lim IS NULL OR lim < 0 THEN
+        RAISE EXCEPTION 'simhash: lim must be a non-negative number of rows'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN target;
+END
+$$;
+COMMENT ON FUNCTION simhash_check_rows(anyelement, integer) IS
+'helper of simhash_nearest and simhash_similar_nearest: the table whose row type rel has (42809 wrong_object_type otherwise), after checking that lim is a non-negative number (22023)';
+
 -- The lim rows closest to q, nearest first. Rows within distance k are found through the
 -- block indexes for growing k while the planner serves k by index; beyond, by one
 -- sequential scan (unless max_distance caps the search).
@@ -448,17 +470,8 @@ DECLARE
     k integer := 0;
     found bigint;
 BEGIN
-    SELECT t.typrelid::regclass INTO target FROM pg_type t
-    WHERE t.oid = pg_typeof(rel) AND t.typrelid <> 0;
-    IF target IS NULL THEN
-        RAISE EXCEPTION 'simhash: the first argument must be a row of a table, such as NULL::docs, not %', pg_typeof(rel)
-            USING ERRCODE = 'wrong_object_type';
-    END IF;
+    target := @extschema@.simhash_check_rows(rel, lim);
     PERFORM @extschema@.simhash_check_column(target, col);
-    IF lim IS NULL OR lim < 0 THEN
-        RAISE EXCEPTION 'simhash: lim must be a non-negative number of rows'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
     IF max_distance IS NOT NULL AND (max_distance < 0 OR max_distance > 64) THEN
         RAISE EXCEPTION 'simhash: max_distance must be between 0 and 64, got %', max_distance
             USING ERRCODE = 'invalid_parameter_value';
@@ -865,12 +878,7 @@ CREATE FUNCTION simhash_similar_nearest(rel anyelement, text_col name, keys_col 
 DECLARE
     target regclass;
 BEGIN
-    SELECT t.typrelid::regclass INTO target FROM pg_type t
-    WHERE t.oid = pg_typeof(rel) AND t.typrelid <> 0;
-    IF target IS NULL THEN
-        RAISE EXCEPTION 'simhash: the first argument must be a row of a table, such as NULL::docs, not %', pg_typeof(rel)
-            USING ERRCODE = 'wrong_object_type';
-    END IF;
+    target := @extschema@.simhash_check_rows(rel, lim);
     IF NOT EXISTS (SELECT 1 FROM pg_attribute a
                    WHERE a.attrelid = target AND a.attname = keys_col AND a.attnum > 0
                      AND NOT a.attisdropped AND a.atttypid = 'bigint[]'::regtype) THEN
@@ -884,10 +892,6 @@ BEGIN
                      AND a.atttypid IN ('text'::regtype, 'varchar'::regtype, 'bpchar'::regtype)) THEN
         RAISE EXCEPTION 'simhash: % is not a text column of %', quote_ident(text_col), target
             USING ERRCODE = 'undefined_column';
-    END IF;
-    IF lim IS NULL OR lim < 0 THEN
-        RAISE EXCEPTION 'simhash: lim must be a non-negative number of rows'
-            USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF min_similarity IS NULL OR min_similarity < 0.7 OR min_similarity > 1 OR min_similarity = 'NaN'::float8 THEN
         RAISE EXCEPTION 'simhash: min_similarity must be between 0.7 and 1 here, got %', min_similarity
