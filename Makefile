@@ -81,3 +81,9 @@ include $(PGXS)
 
 # PGXS tracks no header dependencies: rebuild every object when a header changes.
 $(OBJS): $(wildcard src/core/*.hpp src/core/*.inc src/capi/*.h src/capi/*.hpp src/pg/*.h)
+
+
+# The pg_regress files, for scripts/test.sh, which also runs each one alone.
+.PHONY: print-regress
+print-regress:
+	@echo $(REGRESS)

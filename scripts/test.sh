@@ -8,7 +8,8 @@
 #   ctest-release  the C++ unit tests of the Release build
 #   ctest-asan     a Debug build with AddressSanitizer + UBSan (build-asan/) and its tests
 #   pg_regress     `make installcheck` against a throwaway PostgreSQL cluster: the
-#                  pg_regress files, then the isolation specs (pg_isolation_regress)
+#                  pg_regress files, then the isolation specs (pg_isolation_regress);
+#                  then each pg_regress file alone, in a fresh database
 #   stress         test/stress/dedupe_stress.sh: 16 concurrent writers of near duplicates
 #   dump           test/dump/dump_restore.sh: pg_dump and restore keep layouts, indexes,
 #                  the dedupe trigger and the answers
@@ -68,6 +69,14 @@ stage_pg_regress() {
     local status=0
     pgcluster_start || return 1
     make PG_CONFIG="${PG_CONFIG}" installcheck || status=$?
+    # Each file alone too, in a fresh database: none may depend on another having run.
+    if [[ ${status} -eq 0 ]]; then
+        local t
+        for t in $(make -s print-regress); do
+            make PG_CONFIG="${PG_CONFIG}" installcheck REGRESS="${t}" ISOLATION= >/dev/null ||
+                { log "${t} fails when run alone"; status=1; break; }
+        done
+    fi
     if [[ ${status} -ne 0 ]]; then
         local diffs
         for diffs in regression.diffs output_iso/regression.diffs; do

@@ -1,5 +1,8 @@
 -- Every function of the extension: volatility, strictness, parallel safety, leakproofness,
 -- security definer, comment.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
 SELECT p.oid::regprocedure AS function,
        p.provolatile AS volatile,
        p.proisstrict AS strict,

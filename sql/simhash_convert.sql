@@ -1,5 +1,8 @@
 -- simhash_similarity() and conversions. bigint is signed: the unsigned fingerprint is
 -- stored by two's complement (bit 63 is the sign bit).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
 \set VERBOSITY terse
 
 -- similarity: the share of equal bits, 1 - hamming / 64

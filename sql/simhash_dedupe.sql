@@ -1,5 +1,8 @@
 -- The simhash_dedupe() trigger: arguments, policies, statements of every kind, partitions,
 -- bulk loads, what messages reveal. Concurrency is tested by the isolation specs.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
 \set VERBOSITY terse
 
 CREATE TABLE docs (id bigint PRIMARY KEY, body text, fp bigint, dup_of bigint, n integer);

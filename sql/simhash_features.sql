@@ -1,5 +1,8 @@
 -- simhash(features text[] [, weights float8[]], min_features): caller-supplied features,
 -- hashed as given (no normalization), for people who segment text themselves.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
 \set VERBOSITY terse
 
 -- normalized tokens with unit weights give the fingerprint of the text with n = 1

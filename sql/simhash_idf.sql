@@ -1,5 +1,8 @@
 -- Document frequencies in a table the user owns (simhash_df) and TF-IDF fingerprints from
 -- it (simhash_tfidf, STABLE: it reads the table once per statement).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
 \set VERBOSITY terse
 
 CREATE TABLE idf_docs (id integer PRIMARY KEY, body text);

@@ -1,5 +1,8 @@
 -- simhash(body, tokenizer, n, weighting, min_features) and simhash_features(): options as
 -- arguments, every combination IMMUTABLE; errors name the allowed values (22023).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
 \set VERBOSITY terse
 
 -- the defaults of the options function are simhash(text), bit for bit, on every text

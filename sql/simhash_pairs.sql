@@ -1,5 +1,8 @@
 -- simhash_pairs() and simhash_clusters(): every near-duplicate pair, and the clusters, of a
 -- query's (id, fp) rows; against brute force, in memory and through temporary files.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
 \set VERBOSITY terse
 
 -- fp with exactly `bits` distinct bits flipped, at positions chosen by h

@@ -1,6 +1,9 @@
 -- Near-duplicate search: block keys, simhash_near(), layouts, index use proven by EXPLAIN,
 -- nearest neighbours, the skew report, and the indexed answer checked against brute force
 -- for every layout.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
 \set VERBOSITY terse
 
 -- block keys: block i of b holds bits [64 i / b, 64 (i + 1) / b)

@@ -1,4 +1,7 @@
 -- Unicode handling, scripts without spaces, invalid and huge input, cancellation.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
 \set VERBOSITY terse
 
 -- case folding is full and locale-independent: ß = ss, fullwidth = ASCII, ligatures split

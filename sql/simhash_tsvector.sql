@@ -1,5 +1,8 @@
 -- simhash(tsvector, n, weighting, min_features): PostgreSQL text search as the tokenizer,
 -- so that stemming and stop words of any configuration apply.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
 \set VERBOSITY terse
 
 -- lexemes go back in position order and are shingled n at a time, like words

@@ -1,4 +1,7 @@
 -- simhash() where users put it: generated columns, expression indexes, parallel scans.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
 \set VERBOSITY terse
 
 CREATE TABLE usage_docs (
