@@ -33,10 +33,19 @@ OBJS = \
 	src/core/unicode.o \
 	src/core/weighted.o
 
-# 0.1 is frozen; CREATE EXTENSION installs it and then runs the update scripts.
+# One full install script per release (CREATE EXTENSION simhash runs the newest), and the
+# upgrade scripts between releases. 0.1 is frozen. The 0.1 -> 0.2 upgrade is made from the
+# 0.2 script: everything but its section of the 0.1 objects (see its header).
 DATA = \
 	src/sql/simhash--0.1.sql \
-	src/sql/simhash--0.1--0.2.sql
+	src/sql/simhash--0.2.sql
+DATA_built = simhash--0.1--0.2.sql
+EXTRA_CLEAN = simhash--0.1--0.2.sql
+
+simhash--0.1--0.2.sql: src/sql/simhash--0.2.sql
+	{ printf '%s\n' '-- simhash 0.1 -> 0.2, made by the Makefile from src/sql/simhash--0.2.sql (edit that).' \
+	    '\echo Use "ALTER EXTENSION simhash UPDATE TO '"'"'0.2'"'"'" to load this file. \quit'; \
+	  sed -e '1,/^\\echo /d' -e '/^-- >>> 0.1 objects/,/^-- <<< 0.1 objects/d' $<; } > $@
 
 # pg_regress files (sql/NAME.sql, expected/NAME.out), run in this order in one database;
 # simhash_basic creates the extension.

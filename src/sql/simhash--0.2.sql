@@ -1,9 +1,28 @@
--- simhash 0.1 -> 0.2. CREATE EXTENSION simhash installs 0.1 (simhash--0.1.sql, frozen)
--- and then runs this script, so it is also the install script of everything new in 0.2.
--- Hand-edited, one section per feature; never changed once 0.2 is released.
-\echo Use "ALTER EXTENSION simhash UPDATE TO '0.2'" to load this file. \quit
+-- simhash 0.2: the full install script (CREATE EXTENSION simhash). Hand-edited, one
+-- section per feature. The upgrade script simhash--0.1--0.2.sql is made from this file by
+-- the Makefile: everything but the section of the 0.1 objects, which must stay exactly as
+-- simhash--0.1.sql has them (the simhash_upgrade test compares a fresh install with 0.1
+-- plus the upgrade, object by object). Once 0.2 is released, this file and the upgrade
+-- script are frozen: 0.3 gets its own full script and simhash--0.2--0.3.sql.
+\echo Use "CREATE EXTENSION simhash" to load this file. \quit
 
--- == Fingerprint options, weights, IDF and conversions (issue 3) ==========================
+-- >>> 0.1 objects (as in simhash--0.1.sql; left out of the upgrade script) >>>
+CREATE FUNCTION simhash(text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'simhash_text'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION simhash(text) IS
+'64-bit SimHash fingerprint of a text (word trigrams, CJK character trigrams, Unicode 15.0 case folding and compatibility decomposition, term-frequency weights, XXH3); NULL when the text has no letter, digit or emoji';
+
+CREATE FUNCTION hamming(bigint, bigint) RETURNS integer
+    AS 'MODULE_PATHNAME', 'simhash_hamming_int8'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+COMMENT ON FUNCTION hamming(bigint, bigint) IS
+'number of bits in which two 64-bit fingerprints differ (0..64)';
+-- <<< 0.1 objects <<<
+
+-- == Fingerprint options, weights, IDF and conversions ==========================
 
 -- Fingerprints with options. simhash(text) of 0.1 stays as it is (users' indexes and
 -- generated columns depend on it), so the tokenizer is a required argument here: a second
@@ -153,7 +172,7 @@ COMMENT ON FUNCTION simhash_from_numeric(numeric) IS
 
 
 
--- == Near-duplicate search: block keys, simhash_near, index layouts (issue 4) ============
+-- == Near-duplicate search: block keys, simhash_near, index layouts ============
 
 -- Block keys. A layout of b blocks splits the 64 bits into b contiguous ranges; block i
 -- holds bits [64 i / b, 64 (i + 1) / b).
@@ -550,7 +569,7 @@ COMMENT ON FUNCTION simhash_skew(regclass, name, integer) IS
 
 
 
--- == Dedupe on insert: the simhash_dedupe() trigger (issue 5) ============================
+-- == Dedupe on insert: the simhash_dedupe() trigger ============================
 
 -- CREATE TRIGGER ... BEFORE INSERT OR UPDATE OF body ON docs FOR EACH ROW
 --     EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject' | 'skip' | 'link' [, 'link_column']);
@@ -562,7 +581,7 @@ COMMENT ON FUNCTION simhash_dedupe() IS
 'BEFORE INSERT OR UPDATE row trigger keeping near duplicates out: arguments text column, fingerprint column, maximum distance or similarity threshold (0.8..1, with a decimal point), policy reject | skip | link [, link column]';
 
 
--- == All pairs and clusters of a table (issue 6) =========================================
+-- == All pairs and clusters of a table =========================================
 
 -- Both run a query returning (id, fp) once, through SPI, so they are VOLATILE (the query
 -- may be anything) and PARALLEL UNSAFE. Memory: work_mem (see the README).
