@@ -18,7 +18,7 @@ OBJS = \
 	src/pg/similarity.o \
 	src/pg/tsvector.o \
 	src/capi/simhash_capi.o \
-	src/capi/options_capi.o \
+	src/capi/text_options_capi.o \
 	src/capi/pairs_capi.o \
 	src/capi/search_capi.o \
 	src/capi/similarity_capi.o \

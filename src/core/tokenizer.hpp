@@ -59,7 +59,7 @@ inline constexpr std::size_t kMaxTokenBytes = 128;
 inline constexpr std::size_t kMaxUnitBytes = 64;
 
 struct TokenizerOptions {
-  bool cjk_bigrams = true;
+  bool cjk_bigrams = false;  // as Options::cjk_bigrams: the default fingerprint has none
 };
 
 namespace detail {

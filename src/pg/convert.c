@@ -16,7 +16,7 @@
 #include "utils/builtins.h"
 #include "utils/numeric.h"
 
-#include "capi/simhash_options.h"
+#include "capi/text_options_capi.h"
 #include "pg/simhash_pg.h"
 
 PG_FUNCTION_INFO_V1(simhash_similarity_int8);

@@ -188,7 +188,7 @@ simhash_tfidf_text(PG_FUNCTION_ARGS)
 	options.weighting = SIMHASH_WEIGHTING_IDF;
 	options.min_features = PG_GETARG_INT32(4);
 	/* Check the options before reading the table. */
-	simhash_text_start(&state, &options, false, &buffer);
+	simhash_pg_text_begin(&state, &options, false, &buffer);
 
 	if (!cache_is_current(cache, relid))
 	{
@@ -201,8 +201,8 @@ simhash_tfidf_text(PG_FUNCTION_ARGS)
 	}
 
 	data = simhash_text_utf8(body, &len);
-	simhash_text_feed_all(&state, &buffer, data, len);
-	found = simhash_text_finish(&state, &buffer, cache->entries, cache->size, cache->docs, &fp);
+	simhash_pg_text_feed(&state, &buffer, data, len);
+	found = simhash_pg_text_end(&state, &buffer, cache->entries, cache->size, cache->docs, &fp);
 	if (!found)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64((int64) fp);

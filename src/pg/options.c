@@ -3,7 +3,7 @@
  * simhash_features(body, tokenizer, n). Also the helpers options_pg.h declares for the
  * other option-based functions.
  *
- * The core is reached only through the C ABI (capi/simhash_options.h); errors are raised
+ * The core is reached only through the C ABI (capi/text_options_capi.h); errors are raised
  * here after the C ABI call has returned. Every function here is IMMUTABLE: the options
  * are arguments, never settings.
  */
@@ -79,7 +79,7 @@ grow_buffer(simhash_text_state *state, SimhashFeatureBuffer *buffer, size_t capa
 }
 
 void
-simhash_text_start(simhash_text_state *state, const simhash_text_options *options,
+simhash_pg_text_begin(simhash_text_state *state, const simhash_text_options *options,
 				   bool collect, SimhashFeatureBuffer *buffer)
 {
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
@@ -95,7 +95,7 @@ simhash_text_start(simhash_text_state *state, const simhash_text_options *option
 }
 
 void
-simhash_text_feed_all(simhash_text_state *state, SimhashFeatureBuffer *buffer,
+simhash_pg_text_feed(simhash_text_state *state, SimhashFeatureBuffer *buffer,
 					  const char *data, size_t len)
 {
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
@@ -138,7 +138,7 @@ simhash_text_reserve(simhash_text_state *state, SimhashFeatureBuffer *buffer, si
 }
 
 bool
-simhash_text_finish(simhash_text_state *state, SimhashFeatureBuffer *buffer,
+simhash_pg_text_end(simhash_text_state *state, SimhashFeatureBuffer *buffer,
 					const simhash_df_entry *df, size_t df_size, int64 docs, uint64 *fingerprint)
 {
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
@@ -168,10 +168,10 @@ simhash_text_fingerprint(text *body, const simhash_text_options *options, uint64
 	const char *data;
 	size_t		len;
 
-	simhash_text_start(&state, options, false, &buffer);
+	simhash_pg_text_begin(&state, options, false, &buffer);
 	data = simhash_text_utf8(body, &len);
-	simhash_text_feed_all(&state, &buffer, data, len);
-	return simhash_text_finish(&state, &buffer, NULL, 0, 0, fingerprint);
+	simhash_pg_text_feed(&state, &buffer, data, len);
+	return simhash_pg_text_end(&state, &buffer, NULL, 0, 0, fingerprint);
 }
 
 PG_FUNCTION_INFO_V1(simhash_text_with_options);
@@ -210,9 +210,9 @@ simhash_distinct_features(text *body, const simhash_text_options *options, uint6
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 	simhash_status status;
 
-	simhash_text_start(&state, options, true, &buffer);
+	simhash_pg_text_begin(&state, options, true, &buffer);
 	data = simhash_text_utf8(body, &len);
-	simhash_text_feed_all(&state, &buffer, data, len);
+	simhash_pg_text_feed(&state, &buffer, data, len);
 	/* Room for the features the end of the text may still add. */
 	simhash_text_reserve(&state, &buffer, 0);
 	occurrences = MemoryContextAllocHuge(CurrentMemoryContext,

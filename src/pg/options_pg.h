@@ -1,6 +1,6 @@
 /*
  * Shared declarations of the glue of fingerprint options (options.c, tsvector.c, idf.c,
- * features.c): UTF-8 conversion and running a simhash_text_state (src/capi/simhash_options.h)
+ * features.c): UTF-8 conversion and running a simhash_text_state (src/capi/text_options_capi.h)
  * over a text with a palloc'd, growing feature buffer and interrupt checks.
  */
 #ifndef SIMHASH_OPTIONS_PG_H
@@ -8,7 +8,7 @@
 
 #include "postgres.h"
 
-#include "capi/simhash_options.h"
+#include "capi/text_options_capi.h"
 #include "pg/simhash_pg.h"
 
 /*
@@ -29,16 +29,16 @@ extern int32 simhash_tokenizer_arg(text *name);
 extern int32 simhash_weighting_arg(text *name);
 
 /* Starts *state with the options (22023 for invalid ones). */
-extern void simhash_text_start(simhash_text_state *state, const simhash_text_options *options,
+extern void simhash_pg_text_begin(simhash_text_state *state, const simhash_text_options *options,
 							   bool collect, SimhashFeatureBuffer *buffer);
 
 /* Feeds UTF-8 text in bounded chunks, growing the buffer, with interrupt checks. */
-extern void simhash_text_feed_all(simhash_text_state *state, SimhashFeatureBuffer *buffer,
+extern void simhash_pg_text_feed(simhash_text_state *state, SimhashFeatureBuffer *buffer,
 								  const char *data, size_t len);
 
 /*
  * Makes room in the buffer for the end of the text plus `features` more features: call it
- * with 0 before simhash_text_distinct() (simhash_text_finish() does it), and with len + 2 before
+ * with 0 before simhash_text_distinct() (simhash_pg_text_end() does it), and with len + 2 before
  * adding a ready-made token of len bytes.
  */
 extern void simhash_text_reserve(simhash_text_state *state, SimhashFeatureBuffer *buffer,
@@ -49,7 +49,7 @@ extern void simhash_text_reserve(simhash_text_state *state, SimhashFeatureBuffer
  * features than min_features. df/df_size/docs are the document frequencies of the IDF
  * weighting (NULL/0/0 otherwise).
  */
-extern bool simhash_text_finish(simhash_text_state *state, SimhashFeatureBuffer *buffer,
+extern bool simhash_pg_text_end(simhash_text_state *state, SimhashFeatureBuffer *buffer,
 								const simhash_df_entry *df, size_t df_size, int64 docs,
 								uint64 *fingerprint);
 

@@ -94,13 +94,13 @@ simhash_tsvector(PG_FUNCTION_ARGS)
 	}
 
 	/* Starting checks the options as given (22023), even where n does not apply. */
-	simhash_text_start(&state, &options, true, &buffer);
+	simhash_pg_text_begin(&state, &options, true, &buffer);
 	if (!positions)
 	{
 		/* A bag of lexemes: every lexeme is a feature. */
 		pfree(buffer.data);
 		options.n = 1;
-		simhash_text_start(&state, &options, true, &buffer);
+		simhash_pg_text_begin(&state, &options, true, &buffer);
 	}
 
 	if (positions)
@@ -148,7 +148,7 @@ simhash_tsvector(PG_FUNCTION_ARGS)
 	}
 	CHECK_FOR_INTERRUPTS();
 
-	found = simhash_text_finish(&state, &buffer, NULL, 0, 0, &fp);
+	found = simhash_pg_text_end(&state, &buffer, NULL, 0, 0, &fp);
 	if (!found)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64((int64) fp);

@@ -111,7 +111,7 @@ TEST(Tokenizer, ChunkingAnywhereGivesTheSameTokens) {
     const V whole = tokenize(text);
     for (int round = 0; round < 50; ++round) {
       test::CollectingSink sink;
-      Tokenizer<test::CollectingSink> t;
+      Tokenizer<test::CollectingSink> t(TokenizerOptions{true});
       for (auto chunk : test::random_chunks(text, rng, 1 + round % 7)) {
         t.feed(chunk.data(), chunk.size(), sink);
       }
@@ -160,7 +160,7 @@ TEST(Tokenizer, RandomBytesAreSafeAndChunkingInvariant) {
       }
     }
     test::CollectingSink sink;
-    Tokenizer<test::CollectingSink> tok;
+    Tokenizer<test::CollectingSink> tok(TokenizerOptions{true});
     for (auto chunk : test::random_chunks(text, rng, 1 + round % 23)) {
       tok.feed(chunk.data(), chunk.size(), sink);
     }

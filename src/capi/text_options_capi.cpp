@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include "capi/guard.hpp"
-#include "capi/simhash_options.h"
+#include "capi/text_options_capi.h"
 #include "core/convert.hpp"
 #include "core/text_options.hpp"
 #include "core/weighted.hpp"

@@ -5,8 +5,8 @@
  * caller-owned structs. Where the core collects features, it writes them into a buffer the
  * caller allocates (palloc) and may grow between calls.
  */
-#ifndef SIMHASH_OPTIONS_H
-#define SIMHASH_OPTIONS_H
+#ifndef SIMHASH_TEXT_OPTIONS_CAPI_H
+#define SIMHASH_TEXT_OPTIONS_CAPI_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -151,4 +151,4 @@ simhash_parse_result simhash_parse_decimal(const char *s, size_t len,
 }
 #endif
 
-#endif /* SIMHASH_OPTIONS_H */
+#endif /* SIMHASH_TEXT_OPTIONS_CAPI_H */

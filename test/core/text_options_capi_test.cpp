@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "capi/simhash_options.h"
+#include "capi/text_options_capi.h"
 #include "core/fingerprint.hpp"
 
 namespace {
