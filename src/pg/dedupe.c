@@ -943,9 +943,20 @@ similar_enough(Search *s, double *similarity)
 		s->new_text->have_set = true;
 	}
 	body = DatumGetTextPP(d);
-	other = simhash_text_shingles(body);
-	defined = simhash_shingle_jaccard(s->new_text->set, other, similarity);
-	pfree((void *) other.data);
+	/* A byte-identical text (common: licences, boilerplate) needs no shingling. */
+	if (s->new_text->set.size > 0 &&
+		VARSIZE_ANY_EXHDR(body) == VARSIZE_ANY_EXHDR(s->new_text->body) &&
+		memcmp(VARDATA_ANY(body), VARDATA_ANY(s->new_text->body), VARSIZE_ANY_EXHDR(body)) == 0)
+	{
+		*similarity = 1.0;
+		defined = true;
+	}
+	else
+	{
+		other = simhash_text_shingles(body);
+		defined = simhash_shingle_jaccard(s->new_text->set, other, similarity);
+		pfree((void *) other.data);
+	}
 	if ((Pointer) body != DatumGetPointer(d))
 		pfree(body);
 	return defined && *similarity >= s->c->min_similarity;
