@@ -42,11 +42,6 @@ DATA = \
 DATA_built = simhash--0.1--0.2.sql
 EXTRA_CLEAN = simhash--0.1--0.2.sql
 
-simhash--0.1--0.2.sql: src/sql/simhash--0.2.sql
-	{ printf '%s\n' '-- simhash 0.1 -> 0.2, made by the Makefile from src/sql/simhash--0.2.sql (edit that).' \
-	    '\echo Use "ALTER EXTENSION simhash UPDATE TO '"'"'0.2'"'"'" to load this file. \quit'; \
-	  sed -e '1,/^\\echo /d' -e '/^-- >>> 0.1 objects/,/^-- <<< 0.1 objects/d' $<; } > $@
-
 # pg_regress files (sql/NAME.sql, expected/NAME.out), run in this order in one database;
 # simhash_basic creates the extension.
 REGRESS = \
@@ -87,6 +82,12 @@ override with_llvm = no
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# After PGXS, so that its "all" stays the default goal.
+simhash--0.1--0.2.sql: src/sql/simhash--0.2.sql
+	{ printf '%s\n' '-- simhash 0.1 -> 0.2, made by the Makefile from src/sql/simhash--0.2.sql (edit that).' \
+	    '\echo Use "ALTER EXTENSION simhash UPDATE TO '"'"'0.2'"'"'" to load this file. \quit'; \
+	  sed -e '1,/^\\echo /d' -e '/^-- >>> 0.1 objects/,/^-- <<< 0.1 objects/d' $<; } > $@
 
 # PGXS tracks no header dependencies: rebuild every object when a header changes.
 $(OBJS): $(wildcard src/core/*.hpp src/core/*.inc src/capi/*.h src/capi/*.hpp src/pg/*.h)

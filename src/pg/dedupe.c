@@ -51,11 +51,14 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_operator_d.h"
 #include "catalog/pg_type_d.h"
+#include "commands/extension.h"
 #include "commands/trigger.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
@@ -583,6 +586,107 @@ advise(DedupeConfig *c, Trigger *tg)
 }
 
 /*
+ * Citus (a distributed table's rows live in shards on several nodes). The trigger fires
+ * on each shard and could search only that shard's rows, so a near duplicate of a row on
+ * another shard would go in unseen: refused. Found without Citus's headers, by its
+ * catalogs, once per statement: the table itself in pg_dist_partition, or a shard, whose
+ * name ends in _<shardid> of pg_dist_shard, of a table of the same schema (Citus's own
+ * RelationIsAKnownShard()). Tables whose every copy holds all rows (reference and
+ * single-shard tables, partmethod 'n') are searched whole and allowed.
+ */
+static char
+citus_partition_method(Oid relid)
+{
+	Oid			catalog = get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE);
+	char		method = 0;
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tuple;
+	AttrNumber	method_att;
+
+	if (!OidIsValid(catalog))
+		return 0;
+	rel = table_open(catalog, AccessShareLock);
+	method_att = get_attnum(catalog, "partmethod");
+	ScanKeyInit(&key, get_attnum(catalog, "logicalrelid"), BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
+	if ((tuple = systable_getnext(scan)) != NULL && method_att > 0)
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tuple, method_att, RelationGetDescr(rel), &isnull);
+
+		method = isnull ? 0 : DatumGetChar(d);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return method;
+}
+
+/* The distributed table relid is a shard of (same schema), or InvalidOid. */
+static Oid
+citus_shard_of(Oid relid)
+{
+	Oid			catalog = get_relname_relid("pg_dist_shard", PG_CATALOG_NAMESPACE);
+	char	   *name = get_rel_name(relid);
+	char	   *digits = name ? strrchr(name, '_') : NULL;
+	Oid			table = InvalidOid;
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tuple;
+	AttrNumber	table_att;
+	int64		shardid;
+	char	   *end;
+
+	if (!OidIsValid(catalog) || digits == NULL || digits[1] == '\0' ||
+		strspn(digits + 1, "0123456789") != strlen(digits + 1))
+		return InvalidOid;
+	errno = 0;
+	shardid = strtoll(digits + 1, &end, 10);
+	if (errno != 0)
+		return InvalidOid;
+	rel = table_open(catalog, AccessShareLock);
+	table_att = get_attnum(catalog, "logicalrelid");
+	ScanKeyInit(&key, get_attnum(catalog, "shardid"), BTEqualStrategyNumber, F_INT8EQ,
+				Int64GetDatum(shardid));
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
+	if ((tuple = systable_getnext(scan)) != NULL && table_att > 0)
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tuple, table_att, RelationGetDescr(rel), &isnull);
+
+		if (!isnull && DatumGetObjectId(d) != relid &&
+			get_rel_namespace(DatumGetObjectId(d)) == get_rel_namespace(relid))
+			table = DatumGetObjectId(d);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return table;
+}
+
+static void
+refuse_citus_distributed(Relation rel, Trigger *tg)
+{
+	Oid			relid = RelationGetRelid(rel);
+	Oid			table;
+	char		method;
+
+	if (!OidIsValid(get_extension_oid("citus", true)))
+		return;
+	table = citus_shard_of(relid);
+	method = citus_partition_method(OidIsValid(table) ? table : relid);
+	if (method == 'h' || method == 'r' || method == 'a')
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("simhash_dedupe: table \"%s\" is distributed by Citus, so trigger \"%s\" would see only one shard's rows",
+						get_rel_name(OidIsValid(table) ? table : relid), tg->tgname),
+				 errdetail("A near duplicate of a row stored on another shard would go in unseen."),
+				 errhint("Deduplicate before distributing the table (simhash_similar_clusters or simhash_clusters), or keep it a reference or single-shard table.")));
+}
+
+/*
  * Parses and checks the trigger's arguments and finds what to search (see the file
  * header); made once per statement, in the function's memory context.
  */
@@ -608,6 +712,7 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 				 errmsg("simhash_dedupe: trigger \"%s\" is on \"%s\", which is not a table",
 						tg->tgname, RelationGetRelationName(rel)),
 				 errdetail("The trigger searches the rows of ordinary tables and partitioned tables.")));
+	refuse_citus_distributed(rel, tg);
 	c->tgoid = tg->tgoid;
 	c->relid = RelationGetRelid(rel);
 	parse_text_column(c, rel, tg);

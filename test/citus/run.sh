@@ -1,0 +1,451 @@
+#!/usr/bin/env bash
+# Probe the simhash extension on a Citus cluster: a coordinator and two workers, each a
+# throwaway PostgreSQL server on a Unix socket in a temporary directory, with
+# shared_preload_libraries = 'citus' and the extensions citus and simhash in each node.
+#
+# Usage: test/citus/run.sh [--rows N] [--edits M] [--verbose]
+#   --rows N     paragraphs of /usr/share/doc/*/copyright to load (default 5000)
+#   --edits M    near-duplicate edits of some of them (default 300)
+#   --verbose    show the servers' and psql's chatter, and each check's numbers
+#
+# The table `docs (id bigint primary key, body text, fp bigint generated always as
+# (simhash(body)) stored)` is distributed by id (citus.shard_count, default 32, shards
+# spread over the two workers); every probe is compared with a brute-force answer computed
+# on a plain (not distributed) copy of the same rows on the coordinator:
+#   a. simhash_create_index('docs', 'fp', 3) and simhash_near(fp, <const>, 3)
+#   b. simhash_pairs('SELECT id, fp FROM docs', 3)
+#   c. a GIN index on lsh = simhash_lsh(body), searched with lsh && simhash_lsh(q) AND
+#      simhash_jaccard(body, q) >= 0.8
+#   d. simhash_similar_pairs('SELECT id, body FROM docs', 0.8)
+#   e. the simhash_dedupe('body', 'fp', '3', 'reject') trigger on the distributed table
+#      (with citus.enable_unsafe_triggers): it runs on each shard and could see only that
+#      shard's rows, so it must refuse every insert (0A000) rather than let near duplicates
+#      of rows on other shards in; before it refused, 127 of 127 such edits went in
+#
+# Tested with Citus 13.2.2 (v13.2.2, cc91f4c2), built from source against PostgreSQL
+# 15.20 with a one-line fix (Citus's static have_createdb_privilege() clashes with the one
+# PostgreSQL 15.20 exports; rename Citus's copy): ./configure && make && make install.
+# One line per check: PASS, FAIL, or KNOWN-FAIL (a known limitation, with the reason).
+# Exits 0 unless a check that is supposed to pass fails (or the set-up fails); exits 0
+# with a message, running nothing, when Citus is not installed.
+#
+# Needs: PostgreSQL 15 with simhash installed (scripts/setup.sh) and Citus built for it.
+# As root, the servers run as the OS user `postgres` (PostgreSQL refuses to run as root).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
+
+usage() {
+    sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"
+}
+
+rows=5000
+edits=300
+verbose=0
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --rows) rows=$2; shift 2 ;;
+        --edits) edits=$2; shift 2 ;;
+        -v|--verbose) verbose=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) usage >&2; die "unknown argument: $1" ;;
+    esac
+done
+
+sharedir=$("${PG_CONFIG}" --sharedir)
+if [[ ! -f ${sharedir}/extension/citus.control ]]; then
+    echo "SKIP citus: Citus is not installed (no ${sharedir}/extension/citus.control)"
+    exit 0
+fi
+[[ -f ${sharedir}/extension/simhash.control ]] ||
+    die "simhash is not installed in ${sharedir}/extension: run scripts/setup.sh"
+
+# --- a coordinator and two workers -------------------------------------------------------
+
+NODES=(coord worker1 worker2)
+CLUSTER_DIR=
+SERVER_USER=
+
+# as_server CMD... : run a command as the user the servers belong to, in CLUSTER_DIR.
+as_server() {
+    if [[ ${EUID} -eq 0 ]]; then
+        (cd "${CLUSTER_DIR}" && runuser -u "${SERVER_USER}" -- "$@")
+    else
+        (cd "${CLUSTER_DIR}" && "$@")
+    fi
+}
+
+# port_of I : the port (the socket file's name) of node I.
+port_of() { echo $((BASE_PORT + $1)); }
+
+cluster_stop() {
+    [[ -n ${CLUSTER_DIR} ]] || return 0
+    local i
+    for i in "${!NODES[@]}"; do
+        if [[ -f ${CLUSTER_DIR}/${NODES[i]}/postmaster.pid ]]; then
+            as_server "${PG_BIN}/pg_ctl" -D "${CLUSTER_DIR}/${NODES[i]}" -m fast -w stop \
+                >/dev/null 2>&1 || log "warning: could not stop ${NODES[i]}"
+        fi
+    done
+    rm -rf -- "${CLUSTER_DIR}"
+    CLUSTER_DIR=
+}
+trap cluster_stop EXIT
+
+cluster_start() {
+    if [[ ${EUID} -eq 0 ]]; then
+        id -u postgres >/dev/null 2>&1 || die "as root, the OS user 'postgres' must exist"
+        SERVER_USER=postgres
+        CLUSTER_DIR=$(mktemp -d /tmp/simhash-citus.XXXXXX)
+        chown "${SERVER_USER}:" "${CLUSTER_DIR}"
+    else
+        SERVER_USER=$(id -un)
+        CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/simhash-citus.XXXXXX")
+    fi
+    # No TCP listener: a port only names a socket file in our private directory.
+    BASE_PORT=$((5500 + RANDOM % 100 * 3))
+    local i data
+    for i in "${!NODES[@]}"; do
+        data=${CLUSTER_DIR}/${NODES[i]}
+        as_server "${PG_BIN}/initdb" -D "${data}" -E UTF8 --locale=C.UTF-8 --auth=trust \
+            --username=postgres -N >"${CLUSTER_DIR}/initdb-${NODES[i]}.log" 2>&1 ||
+            { cat "${CLUSTER_DIR}/initdb-${NODES[i]}.log" >&2; die "initdb failed"; }
+        cat >>"${data}/postgresql.conf" <<EOF
+
+# Added by test/citus/run.sh: a throwaway Citus node.
+listen_addresses = ''
+unix_socket_directories = '${CLUSTER_DIR}'
+port = $(port_of "${i}")
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+jit = off
+shared_preload_libraries = 'citus'
+# Nodes reach each other over the Unix socket, where SSL does not apply.
+citus.node_conninfo = 'sslmode=disable'
+EOF
+        as_server "${PG_BIN}/pg_ctl" -D "${data}" -l "${CLUSTER_DIR}/${NODES[i]}.log" -w -t 60 \
+            start >/dev/null ||
+            { cat "${CLUSTER_DIR}/${NODES[i]}.log" >&2; die "${NODES[i]} did not start"; }
+        node_sql "${i}" -c 'CREATE EXTENSION citus' -c 'CREATE EXTENSION simhash'
+    done
+    sql -c "SELECT citus_set_coordinator_host('${CLUSTER_DIR}', $(port_of 0))" \
+        -c "SELECT citus_add_node('${CLUSTER_DIR}', $(port_of 1))" \
+        -c "SELECT citus_add_node('${CLUSTER_DIR}', $(port_of 2))" >/dev/null
+}
+
+# node_sql I PSQL-ARGS... : psql on node I, unaligned, stopping at the first error.
+node_sql() {
+    local i=$1
+    shift
+    PGOPTIONS="-c client_min_messages=$([[ ${verbose} -eq 1 ]] && echo notice || echo warning)" \
+        psql -X -q -At -v ON_ERROR_STOP=1 -h "${CLUSTER_DIR}" -p "$(port_of "${i}")" \
+        -U postgres -d postgres "$@"
+}
+
+# sql PSQL-ARGS... : psql on the coordinator.
+sql() { node_sql 0 "$@"; }
+
+# --- checks --------------------------------------------------------------------------------
+
+failures=0
+known=0
+passes=0
+
+# result NAME OK DETAIL [KNOWN_REASON] : print the check's line. OK is 1 when the result
+# matched the brute-force answer. With KNOWN_REASON, a mismatch is a known limitation
+# (KNOWN-FAIL, not counted as a failure), and a match is news worth a note.
+CHECK_START=${SECONDS}
+result() {
+    local name=$1 ok=$2 reason=${4:-}
+    local detail="$3 ($((SECONDS - CHECK_START)) s)"
+    CHECK_START=${SECONDS}
+    if [[ ${ok} -eq 1 ]]; then
+        passes=$((passes + 1))
+        if [[ -n ${reason} ]]; then
+            echo "PASS ${name}: ${detail} (expected KNOWN-FAIL: ${reason}; update run.sh)"
+        else
+            echo "PASS ${name}: ${detail}"
+        fi
+    elif [[ -n ${reason} ]]; then
+        known=$((known + 1))
+        echo "KNOWN-FAIL ${name}: ${detail} [${reason}]"
+    else
+        failures=$((failures + 1))
+        echo "FAIL ${name}: ${detail}"
+    fi
+}
+
+# try_sql NAME PSQL-ARGS... : run SQL on the coordinator, its output in TRY_OUT; on error
+# print FAIL NAME with psql's message and return 1. (Don't call it in a subshell.)
+TRY_OUT=
+try_sql() {
+    local name=$1
+    shift
+    if ! TRY_OUT=$(sql "$@" 2>&1); then
+        result "${name}" 0 "error: $(grep -m1 'ERROR' <<<"${TRY_OUT}" || head -1 <<<"${TRY_OUT}")"
+        return 1
+    fi
+}
+
+# sum : the sum of the numbers on stdin, one a line.
+sum() { awk '{ s += $1 } END { print s + 0 }'; }
+
+# on_workers SQL : the sum over both workers of a count query, shards made visible.
+on_workers() {
+    local i
+    for i in 1 2; do
+        node_sql "${i}" -c 'SET citus.override_table_visibility = off' -c "$1"
+    done | sum
+}
+
+# compare TABLE_A TABLE_B : "|A| |B| |A-B| |B-A|" of two tables with the same columns.
+compare() {
+    sql -F ' ' -c "SELECT (SELECT count(*) FROM $1), (SELECT count(*) FROM $2),
+        (SELECT count(*) FROM (TABLE $1 EXCEPT TABLE $2) x),
+        (SELECT count(*) FROM (TABLE $2 EXCEPT TABLE $1) x)"
+}
+
+# --- set-up --------------------------------------------------------------------------------
+
+[[ ${verbose} -eq 1 ]] && log "starting a coordinator and 2 workers"
+cluster_start
+versions=$(sql -c "SELECT string_agg(extname || ' ' || extversion, ', ' ORDER BY extname)
+    FROM pg_extension WHERE extname IN ('citus', 'simhash')")
+nodes=$(sql -c "SELECT count(*) FROM pg_dist_node WHERE isactive AND noderole = 'primary'")
+echo "cluster: ${nodes} nodes (coordinator + 2 workers), ${versions}, in ${CLUSTER_DIR}"
+
+# Rows id<TAB>body: N distinct paragraphs (split on blank lines, white space collapsed,
+# 80..4000 bytes, at least 60 ASCII letters), in a fixed pseudo-random order, ids 1..N;
+# then M edits of every (N/M)-th one, id 1000000 + the original's id: a word dropped, a
+# word upper-cased with a comma, a word inserted, or a sentence appended.
+perl - "${rows}" "${edits}" >"${CLUSTER_DIR}/corpus.tsv" <<'PERL'
+use strict; use warnings;
+use Digest::MD5 qw(md5_hex);
+my ($n, $m) = @ARGV;
+my (%seen, @paras);
+for my $f (sort glob('/usr/share/doc/*/copyright')) {
+    open(my $fh, '<:raw', $f) or next;
+    local $/ = '';
+    while (my $p = <$fh>) {
+        $p =~ s/[\x00-\x08\x0b-\x1f\x7f]//g;
+        $p =~ s/\s+/ /g; $p =~ s/^ | $//g;
+        next unless length($p) >= 80 && length($p) <= 4000 && ($p =~ tr/a-zA-Z//) >= 60;
+        next if $seen{$p}++;
+        push @paras, $p;
+    }
+}
+@paras = map { $_->[1] } sort { $a->[0] cmp $b->[0] } map { [md5_hex($_), $_] } @paras;
+splice(@paras, $n) if @paras > $n;
+sub esc { my $s = shift; $s =~ s/\\/\\\\/g; $s =~ s/\t/\\t/g; return $s }
+print $_ + 1, "\t", esc($paras[$_]), "\n" for 0 .. $#paras;
+my $k = int(@paras / ($m || 1)) || 1;
+for (my ($i, $j) = (0, 0); $i < @paras && $j < $m; $i += $k, $j++) {
+    my @w = split / /, $paras[$i];
+    my $mid = int(@w / 2);
+    if    ($j % 4 == 0) { splice(@w, $mid, 1) }
+    elsif ($j % 4 == 1) { $w[$mid] = uc($w[$mid]) . ',' }
+    elsif ($j % 4 == 2) { splice(@w, $mid, 0, 'indeed') }
+    else                { push @w, 'See', 'also', 'the', 'README.' }
+    print 1000000 + $i + 1, "\t", esc(join(' ', @w)), "\n";
+}
+PERL
+
+# docs: distributed; docs_local: the same rows in a plain table, for the brute force;
+# queries: the edits (their originals are in the table, near or not).
+sql <<SQL
+CREATE TABLE docs (id bigint PRIMARY KEY, body text,
+                   fp bigint GENERATED ALWAYS AS (simhash(body)) STORED);
+SELECT create_distributed_table('docs', 'id') \\g /dev/null
+\\copy docs(id, body) from '${CLUSTER_DIR}/corpus.tsv'
+CREATE TABLE docs_local (id bigint PRIMARY KEY, body text,
+                         fp bigint GENERATED ALWAYS AS (simhash(body)) STORED);
+\\copy docs_local(id, body) from '${CLUSTER_DIR}/corpus.tsv'
+CREATE TABLE queries AS SELECT id AS qid, body AS q, fp AS qfp FROM docs_local WHERE id > 1000000;
+-- For the brute force of simhash_jaccard: each row's shingle set and its size.
+CREATE TABLE sh AS SELECT id, cardinality(s) AS n, s FROM (SELECT id, simhash_shingles(body) AS s FROM docs_local) x;
+ALTER TABLE sh ADD PRIMARY KEY (id);
+ANALYZE docs_local, queries, sh;
+SQL
+counts=$(sql -F ' ' -c "SELECT (SELECT count(*) FROM docs), (SELECT count(*) FROM docs WHERE id > 1000000),
+    (SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = 'docs'::regclass),
+    (SELECT count(DISTINCT nodeport) FROM citus_shards WHERE table_name = 'docs'::regclass)")
+read -r n_docs n_edits n_shards n_shard_nodes <<<"${counts}"
+CHECK_START=${SECONDS}
+echo "data: ${n_docs} rows (${n_edits} near-duplicate edits) in docs, ${n_shards} shards on ${n_shard_nodes} workers"
+
+# --- a. block indexes and simhash_near -----------------------------------------------------
+
+if try_sql a-create-index -c "SELECT count(*) FROM simhash_create_index('docs', 'fp', 3)"; then
+    # The block indexes must reach every shard (Citus propagates CREATE INDEX).
+    n_idx=${TRY_OUT}
+    idx_on_shards=$(on_workers "SELECT count(*) FROM pg_class
+        WHERE relkind = 'i' AND relname ~ '^docs_fp_simhash3_[0-9]+_[0-9]+\$'")
+    expected_idx=$((n_idx * n_shards))
+    result a-create-index "$([[ ${idx_on_shards} -eq ${expected_idx} ]] && echo 1 || echo 0)" \
+        "${n_idx} block indexes on docs, ${idx_on_shards}/${expected_idx} on its shards"
+
+    # Each edit's fingerprint as a constant; the brute force reads docs_local.
+    if try_sql a-near <<'SQL'
+CREATE TABLE res_a (qid bigint, id bigint);
+SELECT format('INSERT INTO res_a SELECT %s, id FROM docs WHERE simhash_near(fp, %s, 3)', qid, qfp)
+FROM queries \gexec
+SQL
+    then
+        sql -c "CREATE TABLE bf_a AS SELECT qid, id FROM queries, docs_local WHERE hamming(fp, qfp) <= 3"
+        read -r na nb ab ba <<<"$(compare res_a bf_a)"
+        result a-near "$([[ ${ab} -eq 0 && ${ba} -eq 0 ]] && echo 1 || echo 0)" \
+            "$(sql -c 'SELECT count(*) FROM queries') queries: ${na} rows found, brute force ${nb}, extra ${ab}, missed ${ba}"
+    fi
+fi
+
+# --- b. simhash_pairs ----------------------------------------------------------------------
+
+if try_sql b-pairs -c "CREATE TABLE res_b AS
+        SELECT id1, id2 FROM simhash_pairs('SELECT id, fp FROM docs', 3)"; then
+    sql -c "CREATE TABLE bf_b AS SELECT a.id AS id1, b.id AS id2 FROM docs_local a JOIN docs_local b
+            ON a.id < b.id AND hamming(a.fp, b.fp) <= 3"
+    read -r na nb ab ba <<<"$(compare res_b bf_b)"
+    result b-pairs "$([[ ${ab} -eq 0 && ${ba} -eq 0 ]] && echo 1 || echo 0)" \
+        "${na} pairs, brute force ${nb}, extra ${ab}, missed ${ba}"
+fi
+
+# --- c. GIN index on simhash_lsh keys -------------------------------------------------------
+
+# The same search on a plain table with the same index is the reference for "distributed
+# changes nothing"; the brute force (simhash_jaccard on every row) bounds the LSH recall.
+if try_sql c-lsh-gin <<SQL
+CREATE TABLE docs_lsh (id bigint PRIMARY KEY, body text,
+                       lsh bigint[] GENERATED ALWAYS AS (simhash_lsh(body)) STORED);
+SELECT create_distributed_table('docs_lsh', 'id') \\g /dev/null
+\\copy docs_lsh(id, body) from '${CLUSTER_DIR}/corpus.tsv'
+CREATE INDEX docs_lsh_gin ON docs_lsh USING gin (lsh) WITH (fastupdate = off);
+CREATE TABLE docs_lsh_local AS SELECT id, body, lsh FROM docs_lsh;
+CREATE INDEX ON docs_lsh_local USING gin (lsh) WITH (fastupdate = off);
+CREATE TABLE res_c (qid bigint, id bigint);
+CREATE TABLE loc_c (qid bigint, id bigint);
+SELECT format('INSERT INTO res_c SELECT %s, id FROM docs_lsh
+               WHERE lsh && simhash_lsh(%L) AND simhash_jaccard(body, %L) >= 0.8
+               ;INSERT INTO loc_c SELECT %s, id FROM docs_lsh_local
+               WHERE lsh && simhash_lsh(%L) AND simhash_jaccard(body, %L) >= 0.8',
+              qid, q, q, qid, q, q) FROM queries \\gexec
+-- (Jaccard >= t needs t |a| <= |b| <= |a| / t; the queries are rows of docs_local.)
+CREATE TABLE bf_c AS SELECT q.id AS qid, s.id FROM sh q JOIN sh s
+    ON s.n >= 0.8 * q.n AND 0.8 * s.n <= q.n AND simhash_jaccard(s.s, q.s) >= 0.8
+    WHERE q.id IN (SELECT qid FROM queries);
+SQL
+then
+    read -r na nb ab ba <<<"$(compare res_c loc_c)"
+    read -r _ nbf fp_c miss_c <<<"$(compare res_c bf_c)"
+    gin_shards=$(on_workers "SELECT count(*) FROM pg_class WHERE relname ~ '^docs_lsh_gin_[0-9]+\$'")
+    # Pass: the same rows as on a plain table, no row below 0.8, at most 1 % missed (LSH).
+    ok=$([[ ${ab} -eq 0 && ${ba} -eq 0 && ${fp_c} -eq 0 && $((miss_c * 100)) -le ${nbf} ]] && echo 1 || echo 0)
+    result c-lsh-gin "${ok}" "$(sql -c 'SELECT count(*) FROM queries') queries: ${na} rows (plain table ${nb}, diff ${ab}+${ba}), brute force ${nbf}, extra ${fp_c}, missed ${miss_c} (LSH recall); GIN index on ${gin_shards}/${n_shards} shards"
+fi
+
+# --- d. simhash_similar_pairs ----------------------------------------------------------------
+
+if try_sql d-similar-pairs -c "CREATE TABLE res_d AS
+        SELECT id1, id2 FROM simhash_similar_pairs('SELECT id, body FROM docs', 0.8)" \
+        -c "CREATE TABLE loc_d AS
+        SELECT id1, id2 FROM simhash_similar_pairs('SELECT id, body FROM docs_local', 0.8)"
+then
+    # Brute force with an exact prefix filter: pairs with Jaccard >= t share one of the
+    # first |x| - ceil(t |x|) + 1 shingles of each set in a global order (rarest first).
+    sql <<'SQL'
+CREATE TABLE sh1 AS SELECT id, e FROM sh, unnest(s) e;
+CREATE TABLE df AS SELECT e, count(*) AS c FROM sh1 GROUP BY e;
+ANALYZE sh1, df;
+CREATE TABLE pre AS SELECT id, e FROM (
+    SELECT x.id, x.e, sh.n, row_number() OVER (PARTITION BY x.id ORDER BY df.c, x.e) AS r
+    FROM sh1 x JOIN df USING (e) JOIN sh USING (id)) y
+WHERE r <= n - ceil(0.8 * n)::int + 1;
+CREATE TABLE cand AS SELECT DISTINCT a.id AS i1, b.id AS i2 FROM pre a JOIN pre b ON a.e = b.e AND a.id < b.id;
+ANALYZE cand;
+CREATE TABLE bf_d AS SELECT a.id AS id1, b.id AS id2
+FROM cand c JOIN sh a ON a.id = c.i1 JOIN sh b ON b.id = c.i2
+WHERE simhash_jaccard(a.s, b.s) >= 0.8;
+SQL
+    read -r na nb ab ba <<<"$(compare res_d loc_d)"
+    read -r _ nbf fp_d miss_d <<<"$(compare res_d bf_d)"
+    ok=$([[ ${ab} -eq 0 && ${ba} -eq 0 && ${fp_d} -eq 0 && $((miss_d * 100)) -le ${nbf} ]] && echo 1 || echo 0)
+    result d-similar-pairs "${ok}" "${na} pairs (plain table ${nb}, diff ${ab}+${ba}), brute force ${nbf}, extra ${fp_d}, missed ${miss_d} (LSH recall)"
+fi
+
+# --- e. the dedupe trigger ---------------------------------------------------------------------
+
+# How Citus takes a row trigger: refused on a distributed table (and a table with triggers
+# cannot be distributed) unless citus.enable_unsafe_triggers is on; with it, Citus creates
+# the trigger on every shard, where it runs on the worker and sees only that shard's rows.
+ddl=$(sql 2>&1 <<'SQL' || true
+\set ON_ERROR_STOP 0
+CREATE TABLE docs_e (id bigint PRIMARY KEY, body text,
+                     fp bigint GENERATED ALWAYS AS (simhash(body)) STORED);
+SELECT create_distributed_table('docs_e', 'id') \g /dev/null
+CREATE TRIGGER docs_e_dedupe BEFORE INSERT ON docs_e FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+CREATE TABLE docs_e2 (id bigint PRIMARY KEY, body text,
+                      fp bigint GENERATED ALWAYS AS (simhash(body)) STORED);
+CREATE TRIGGER docs_e2_dedupe BEFORE INSERT ON docs_e2 FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+SELECT create_distributed_table('docs_e2', 'id') \g /dev/null
+SET citus.enable_unsafe_triggers = on;
+SELECT create_distributed_table('docs_e2', 'id') \g /dev/null
+SQL
+)
+[[ ${verbose} -eq 1 ]] && printf '%s\n' "${ddl}" >&2
+refused=$(grep -c 'ERROR' <<<"${ddl}" || true)
+e2_shard_triggers=$(on_workers "SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+    WHERE c.relname ~ '^docs_e2_[0-9]+\$' AND t.tgname ~ '^docs_e2_dedupe'")
+result e-trigger-ddl "$([[ ${refused} -eq 2 && ${e2_shard_triggers} -eq ${n_shards} ]] && echo 1 || echo 0)" \
+    "without citus.enable_unsafe_triggers ${refused}/2 refused (CREATE TRIGGER after, create_distributed_table after CREATE TRIGGER); with it, trigger on ${e2_shard_triggers}/${n_shards} shards"
+
+# Load the originals, then create the trigger and insert each edit in its own statement.
+sql -c "INSERT INTO docs_e (id, body) SELECT id, body FROM docs_local WHERE id <= 1000000" \
+    -c "SET citus.enable_unsafe_triggers = on" \
+    -c "CREATE TRIGGER docs_e_dedupe BEFORE INSERT ON docs_e FOR EACH ROW
+        EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject')"
+errors=$(sql 2>&1 <<'SQL' || true
+\set ON_ERROR_STOP 0
+\set VERBOSITY terse
+SELECT format('INSERT INTO docs_e (id, body) VALUES (%s, %L)', qid, q) FROM queries ORDER BY qid \gexec
+SQL
+)
+n_23505=$(grep -c '^ERROR: .*near duplicate' <<<"${errors}" || true)
+n_other=$(grep '^ERROR' <<<"${errors}" | grep -vc 'near duplicate' || true)
+first_other=$(grep '^ERROR' <<<"${errors}" | grep -v -m1 'near duplicate' || true)
+# The brute force, from the final table: when edit e was inserted, the table held exactly
+# its rows with smaller ids (originals, then the edits inserted before e), so e should
+# have been rejected iff one of them lies within 3 bits; "same shard" when one of those
+# lies on e's shard.
+sql <<'SQL'
+CREATE TABLE fin_e AS SELECT id, fp, get_shard_id_for_distribution_column('docs_e', id) AS shard FROM docs_e;
+CREATE TABLE exp_e AS
+SELECT q.qid, get_shard_id_for_distribution_column('docs_e', q.qid) AS shard,
+       EXISTS (SELECT 1 FROM fin_e f WHERE f.id < q.qid AND hamming(f.fp, q.qfp) <= 3) AS dup,
+       EXISTS (SELECT 1 FROM fin_e f WHERE f.id < q.qid AND hamming(f.fp, q.qfp) <= 3
+               AND f.shard = get_shard_id_for_distribution_column('docs_e', q.qid)) AS dup_same,
+       EXISTS (SELECT 1 FROM fin_e f WHERE f.id = q.qid) AS inserted
+FROM queries q;
+SQL
+read -r n_dup n_same same_in cross_total cross_in false_rej <<<"$(sql -F ' ' -c "SELECT
+    count(*) FILTER (WHERE dup), count(*) FILTER (WHERE dup_same),
+    count(*) FILTER (WHERE dup_same AND inserted),
+    count(*) FILTER (WHERE dup AND NOT dup_same), count(*) FILTER (WHERE dup AND NOT dup_same AND inserted),
+    count(*) FILTER (WHERE NOT dup AND NOT inserted) FROM exp_e")"
+if [[ ${n_other} -eq ${n_edits} ]]; then
+    # Every insert refused with another error: the trigger refusing to run on a shard of a
+    # distributed table (the intended fix) would look like this.
+    result e-dedupe-refuses 1 "all ${n_edits} inserts refused: ${first_other}"
+    echo "summary: ${passes} passed, ${known} known failures, ${failures} failed"
+    exit 0
+fi
+result e-dedupe-same-shard "$([[ ${same_in} -eq 0 && ${false_rej} -eq 0 && ${n_other} -eq 0 ]] && echo 1 || echo 0)" \
+    "${n_edits} edits inserted one by one: ${n_23505} rejected as near duplicates, ${n_other} other errors${first_other:+ (${first_other})}; ${n_same} had a near duplicate on their own shard, ${same_in} of them slipped in; ${false_rej} rejected without a near duplicate"
+result e-dedupe-cross-shard "$([[ ${cross_in} -eq 0 ]] && echo 1 || echo 0)" \
+    "${cross_in}/${cross_total} edits whose near duplicates (of ${n_dup} in all) live only on other shards slipped in" \
+    "the trigger runs on each shard and sees only that shard's rows"
+
+echo "summary: ${passes} passed, ${known} known failures, ${failures} failed"
+[[ ${failures} -eq 0 ]]
