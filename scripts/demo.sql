@@ -47,7 +47,7 @@ ORDER BY members DESC, representative
 LIMIT 15;
 
 \echo
-\echo '== Closest pairs that are not identical texts: what a near duplicate looks like'
+\echo '== The farthest pairs still within k, texts not identical: what a near duplicate looks like'
 SELECT a.name AS doc1, b.name AS doc2, p.distance,
        octet_length(a.body) AS bytes1, octet_length(b.body) AS bytes2
 FROM near_pairs p JOIN docs a ON a.id = p.id1 JOIN docs b ON b.id = p.id2
@@ -119,6 +119,37 @@ END $$;
 \echo '== Dedupe on insert, policy reject: an edited copy of' :busy_name
 SELECT pg_temp.try_insert(name || ' (edited)', upper(regexp_replace(body, '\mthe\M', 'a'))) AS result
 FROM docs WHERE id = :busy_id;
+
+-- Verified near duplicates: the real share of 5-character shingles, not a Hamming radius.
+\echo
+\echo '== Verified near duplicates: pairs of documents sharing at least 80 % of their shingles'
+CREATE TEMP TABLE similar_pairs AS
+SELECT * FROM simhash_similar_pairs('SELECT id, body FROM docs', 0.8);
+SELECT count(*) AS pairs_at_0_8,
+       count(*) FILTER (WHERE similarity = 1) AS identical_after_normalization,
+       (SELECT count(*) FROM near_pairs) AS pairs_within_k,
+       count(*) FILTER (WHERE NOT EXISTS (SELECT FROM near_pairs n WHERE n.id1 = s.id1 AND n.id2 = s.id2))
+           AS not_within_k
+FROM similar_pairs s;
+
+\echo
+\echo '== The least similar of them (each a real near duplicate, similarity exact)'
+SELECT a.name AS doc1, b.name AS doc2, round(s.similarity::numeric, 3) AS similarity,
+       hamming(a.fp, b.fp) AS distance
+FROM similar_pairs s JOIN docs a ON a.id = s.id1 JOIN docs b ON b.id = s.id2
+ORDER BY s.similarity, a.name, b.name
+LIMIT 8;
+
+\echo
+\echo '== Search with a threshold: LSH keys with a GIN index, then the similarity'
+ALTER TABLE docs ADD COLUMN lsh bigint[] GENERATED ALWAYS AS (simhash_lsh(body)) STORED;
+CREATE INDEX docs_lsh ON docs USING gin (lsh);
+ANALYZE docs;
+SELECT d.name, round(simhash_jaccard(d.body, q.body)::numeric, 3) AS similarity
+FROM docs d, (SELECT regexp_replace(body, '\mthe\M', 'a') AS body FROM docs WHERE id = :busy_id) q
+WHERE d.lsh && simhash_lsh(q.body) AND simhash_jaccard(d.body, q.body) >= 0.8
+ORDER BY similarity DESC, d.name
+LIMIT 8;
 
 \echo
 \echo '== Keeping one document per cluster, twice: the second run finds nothing to delete'

@@ -13,6 +13,8 @@
 #   stress         test/stress/dedupe_stress.sh: 16 concurrent writers of near duplicates
 #   dump           test/dump/dump_restore.sh: pg_dump and restore keep layouts, indexes,
 #                  the dedupe trigger and the answers
+#   citus          test/citus/run.sh: a coordinator and two workers, when Citus is
+#                  installed (it is not on a fresh machine: the stage then passes as skipped)
 #
 # Ends with the line "N passed, N failed" counting the test stages, and exits
 # non-zero when any of them, or the setup, failed.
@@ -100,6 +102,10 @@ stage_dump() {
     test/dump/dump_restore.sh
 }
 
+stage_citus() {
+    test/citus/run.sh
+}
+
 # A stage that needs what setup builds or installs is failed, not run, when setup failed:
 # its result would be about stale or missing files.
 needs_setup() {
@@ -127,6 +133,7 @@ run_stage ctest-asan stage_ctest_asan
 needs_setup pg_regress stage_pg_regress
 needs_setup stress stage_stress
 needs_setup dump stage_dump
+needs_setup citus stage_citus
 
 printf '\n' >&2
 printf '%s\n' "${summary[@]}" >&2
