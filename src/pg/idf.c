@@ -52,25 +52,81 @@ cache_is_current(const DfCache *cache, Oid relid)
 		snap->curcid == cache->curcid;
 }
 
-/* Reads the table into cache (allocated in mcxt). */
+/* Makes room in cache->entries (allocated in mcxt) for `more` rows; name for messages. */
+static void
+grow_df(DfCache *cache, MemoryContext mcxt, size_t *capacity, uint64 more, const char *name)
+{
+	if (cache->size + more <= *capacity)
+		return;
+	*capacity = Max(2 * *capacity, cache->size + more);
+	if (*capacity > MaxAllocHugeSize / sizeof(simhash_df_entry))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("simhash: too many rows in document frequency table %s", name)));
+	cache->entries = cache->entries == NULL
+		? MemoryContextAllocHuge(mcxt, *capacity * sizeof(simhash_df_entry))
+		: repalloc_huge(cache->entries, *capacity * sizeof(simhash_df_entry));
+}
+
+/*
+ * Appends the rows SPI fetched (feature, df, docs) to cache: no NULL, and the same docs on
+ * every row (*have_docs once one was read).
+ */
+static void
+add_df_rows(DfCache *cache, bool *have_docs, const char *name)
+{
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[i];
+		bool		null_feature,
+					null_df,
+					null_docs;
+		int64		feature = DatumGetInt64(SPI_getbinval(row, desc, 1, &null_feature));
+		int64		df = DatumGetInt64(SPI_getbinval(row, desc, 2, &null_df));
+		int64		docs = DatumGetInt64(SPI_getbinval(row, desc, 3, &null_docs));
+
+		if (null_feature || null_df || null_docs)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("simhash: document frequency table %s has NULL in column feature, df or docs",
+							name)));
+		if (*have_docs && docs != cache->docs)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("simhash: document frequency table %s has different numbers of documents (%lld and %lld) in column docs",
+							name, (long long) cache->docs, (long long) docs)));
+		cache->docs = docs;
+		*have_docs = true;
+		cache->entries[cache->size].feature = (uint64) feature;
+		cache->entries[cache->size].df = (uint64) df;
+		cache->size++;
+	}
+}
+
+/*
+ * Reads the table into cache (allocated in mcxt) through a cursor, a batch at a time;
+ * then sorts and checks it (every feature once, 1 <= df <= docs) and remembers the
+ * snapshot it is valid for.
+ */
 static void
 load_df(DfCache *cache, MemoryContext mcxt, Oid relid)
 {
 	char	   *relname = get_rel_name(relid);
-	char	   *nspname;
-	char	   *query;
+	const char *name;
 	SPIPlanPtr	plan;
 	Portal		portal;
 	size_t		capacity = 0;
 	bool		have_docs = false;
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
-	simhash_status status;
 
 	if (relname == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("simhash: relation with OID %u does not exist", relid)));
-	nspname = get_namespace_name(get_rel_namespace(relid));
+	/* Quoted, schema-qualified name: independent of the caller's search_path. */
+	name = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), relname);
 
 	cache->valid = false;
 	if (cache->entries != NULL)
@@ -79,77 +135,27 @@ load_df(DfCache *cache, MemoryContext mcxt, Oid relid)
 	cache->size = 0;
 	cache->docs = 0;
 
-	/* Quoted, schema-qualified name: independent of the caller's search_path. */
-	query = psprintf("SELECT feature::pg_catalog.int8, df::pg_catalog.int8, "
-					 "docs::pg_catalog.int8 FROM %s",
-					 quote_qualified_identifier(nspname, relname));
-
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "simhash: SPI_connect failed");
-	plan = SPI_prepare(query, 0, NULL);
+	plan = SPI_prepare(psprintf("SELECT feature::pg_catalog.int8, df::pg_catalog.int8, "
+								"docs::pg_catalog.int8 FROM %s", name), 0, NULL);
 	if (plan == NULL)
-		elog(ERROR, "simhash: SPI_prepare failed for \"%s\": %s", query,
+		elog(ERROR, "simhash: SPI_prepare failed for the document frequencies of %s: %s", name,
 			 SPI_result_code_string(SPI_result));
 	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
-	for (;;)
+	for (SPI_cursor_fetch(portal, true, DF_FETCH_ROWS); SPI_processed > 0;
+		 SPI_cursor_fetch(portal, true, DF_FETCH_ROWS))
 	{
-		uint64		i;
-
-		SPI_cursor_fetch(portal, true, DF_FETCH_ROWS);
-		if (SPI_processed == 0)
-			break;
-		if (cache->size + SPI_processed > capacity)
-		{
-			capacity = Max(2 * capacity, cache->size + SPI_processed);
-			if (capacity > MaxAllocHugeSize / sizeof(simhash_df_entry))
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("simhash: too many rows in document frequency table %s",
-								quote_qualified_identifier(nspname, relname))));
-			cache->entries = cache->entries == NULL
-				? MemoryContextAllocHuge(mcxt, capacity * sizeof(simhash_df_entry))
-				: repalloc_huge(cache->entries, capacity * sizeof(simhash_df_entry));
-		}
-		for (i = 0; i < SPI_processed; i++)
-		{
-			HeapTuple	row = SPI_tuptable->vals[i];
-			TupleDesc	desc = SPI_tuptable->tupdesc;
-			bool		null_feature,
-						null_df,
-						null_docs;
-			int64		feature = DatumGetInt64(SPI_getbinval(row, desc, 1, &null_feature));
-			int64		df = DatumGetInt64(SPI_getbinval(row, desc, 2, &null_df));
-			int64		docs = DatumGetInt64(SPI_getbinval(row, desc, 3, &null_docs));
-
-			if (null_feature || null_df || null_docs)
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("simhash: document frequency table %s has NULL in column feature, df or docs",
-								quote_qualified_identifier(nspname, relname))));
-			if (have_docs && docs != cache->docs)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("simhash: document frequency table %s has different numbers of documents (%lld and %lld) in column docs",
-								quote_qualified_identifier(nspname, relname),
-								(long long) cache->docs, (long long) docs)));
-			cache->docs = docs;
-			have_docs = true;
-			cache->entries[cache->size].feature = (uint64) feature;
-			cache->entries[cache->size].df = (uint64) df;
-			cache->size++;
-		}
+		grow_df(cache, mcxt, &capacity, SPI_processed, name);
+		add_df_rows(cache, &have_docs, name);
 		SPI_freetuptable(SPI_tuptable);
 		CHECK_FOR_INTERRUPTS();
 	}
 	SPI_cursor_close(portal);
 	SPI_finish();
 
-	/* Sorted for lookups, and checked: every feature once, 1 <= df <= docs. */
-	status = simhash_df_prepare(cache->entries, cache->size, cache->docs, errbuf,
-								sizeof(errbuf));
-	if (status != SIMHASH_OK)
-		simhash_raise_status(status, errbuf);
-
+	simhash_check_status(simhash_df_prepare(cache->entries, cache->size, cache->docs, errbuf,
+											sizeof(errbuf)), errbuf);
 	cache->relid = relid;
 	if (ActiveSnapshotSet())
 	{

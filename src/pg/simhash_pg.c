@@ -72,10 +72,8 @@ fingerprint_utf8(const char *data, size_t len, const simhash_options *options, u
  * (invalid sequences separate tokens).
  */
 const char *
-simhash_text_utf8(text *t, size_t *len)
+simhash_bytes_utf8(const char *data, int n, size_t *len)
 {
-	const char *data = VARDATA_ANY(t);
-	int			n = VARSIZE_ANY_EXHDR(t);
 	int			encoding = GetDatabaseEncoding();
 
 	if (encoding != PG_UTF8 && encoding != PG_SQL_ASCII)
@@ -88,6 +86,12 @@ simhash_text_utf8(text *t, size_t *len)
 	}
 	*len = (size_t) n;
 	return data;
+}
+
+const char *
+simhash_text_utf8(text *t, size_t *len)
+{
+	return simhash_bytes_utf8(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), len);
 }
 
 bool

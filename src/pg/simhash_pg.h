@@ -29,6 +29,9 @@ extern void simhash_raise_status(simhash_status status, const char *message) pg_
  */
 extern const char *simhash_text_utf8(text *t, size_t *len);
 
+/* The same for n bytes in the database encoding (a lexeme, say). */
+extern const char *simhash_bytes_utf8(const char *data, int n, size_t *len);
+
 /* Raises the error of a failed C ABI call; does nothing for SIMHASH_OK. */
 static inline void
 simhash_check_status(simhash_status status, const char *errbuf)

@@ -45,6 +45,69 @@ compare_lexeme_at(const void *a, const void *b)
 	return 0;
 }
 
+/*
+ * Every lexeme of tsv in UTF-8, once, into utf8[i] / utf8_len[i]; returns whether every
+ * lexeme has positions (otherwise the tsvector is a bag of lexemes).
+ */
+static bool
+lexemes_utf8(TSVector tsv, const char ***utf8, size_t **utf8_len)
+{
+	WordEntry  *entries = ARRPTR(tsv);
+	bool		positions = true;
+
+	*utf8 = palloc(sizeof(const char *) * Max(tsv->size, 1));
+	*utf8_len = palloc(sizeof(size_t) * Max(tsv->size, 1));
+	for (int i = 0; i < tsv->size; i++)
+	{
+		(*utf8)[i] = simhash_bytes_utf8(STRPTR(tsv) + entries[i].pos, entries[i].len,
+										&(*utf8_len)[i]);
+		if (!entries[i].haspos)
+			positions = false;
+	}
+	return positions;
+}
+
+/* Feeds one lexeme (UTF-8) as a token. */
+static void
+feed_lexeme(simhash_text_state *state, SimhashFeatureBuffer *buffer, const char *lexeme,
+			size_t len)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+
+	simhash_text_reserve(state, buffer, len + 2);
+	simhash_check_status(simhash_text_token(state, lexeme, len, errbuf, sizeof(errbuf)), errbuf);
+}
+
+/* Feeds the lexemes of tsv in the order of their positions (a lexeme once per position). */
+static void
+feed_by_position(TSVector tsv, simhash_text_state *state, SimhashFeatureBuffer *buffer,
+				 const char **utf8, const size_t *utf8_len)
+{
+	WordEntry  *entries = ARRPTR(tsv);
+	LexemeAt   *order;
+	int			total = 0;
+	int			k = 0;
+
+	for (int i = 0; i < tsv->size; i++)
+		total += POSDATALEN(tsv, &entries[i]);
+	order = palloc(sizeof(LexemeAt) * Max(total, 1));
+	for (int i = 0; i < tsv->size; i++)
+	{
+		WordEntryPos *pos = POSDATAPTR(tsv, &entries[i]);
+
+		for (int j = 0; j < POSDATALEN(tsv, &entries[i]); j++)
+		{
+			order[k].pos = WEP_GETPOS(pos[j]);
+			order[k].lexeme = i;
+			k++;
+		}
+	}
+	qsort(order, total, sizeof(LexemeAt), compare_lexeme_at);
+	for (k = 0; k < total; k++)
+		feed_lexeme(state, buffer, utf8[order[k].lexeme], utf8_len[order[k].lexeme]);
+	pfree(order);
+}
+
 PG_FUNCTION_INFO_V1(simhash_tsvector);
 
 /* simhash(lexemes tsvector, n integer, weighting text, min_features integer) -> bigint. */
@@ -52,104 +115,35 @@ Datum
 simhash_tsvector(PG_FUNCTION_ARGS)
 {
 	TSVector	tsv = PG_GETARG_TSVECTOR(0);
-	WordEntry  *entries = ARRPTR(tsv);
 	simhash_text_options options;
 	simhash_text_state state;
 	SimhashFeatureBuffer buffer;
 	const char **utf8;
 	size_t	   *utf8_len;
-	bool		positions = true;
-	int			encoding = GetDatabaseEncoding();
-	int			i;
+	bool		positions;
 	uint64		fp;
-	bool		found;
-	char		errbuf[SIMHASH_ERRBUF_SIZE];
-	simhash_status status;
 
 	options.tokenizer = SIMHASH_TOKENIZER_WORD;
 	options.n = PG_GETARG_INT32(1);
 	options.weighting = simhash_weighting_arg(PG_GETARG_TEXT_PP(2));
 	options.min_features = PG_GETARG_INT32(3);
-
-	/* Every lexeme in UTF-8, once. */
-	utf8 = palloc(sizeof(const char *) * Max(tsv->size, 1));
-	utf8_len = palloc(sizeof(size_t) * Max(tsv->size, 1));
-	for (i = 0; i < tsv->size; i++)
-	{
-		const char *lexeme = STRPTR(tsv) + entries[i].pos;
-		int			len = entries[i].len;
-
-		if (encoding != PG_UTF8 && encoding != PG_SQL_ASCII)
-		{
-			const char *converted = pg_server_to_any(lexeme, len, PG_UTF8);
-
-			if (converted != lexeme)
-				len = strlen(converted);
-			lexeme = converted;
-		}
-		utf8[i] = lexeme;
-		utf8_len[i] = (size_t) len;
-		if (!entries[i].haspos)
-			positions = false;
-	}
+	positions = lexemes_utf8(tsv, &utf8, &utf8_len);
 
 	/* Starting checks the options as given (22023), even where n does not apply. */
 	simhash_pg_text_begin(&state, &options, true, &buffer);
-	if (!positions)
+	if (positions)
+		feed_by_position(tsv, &state, &buffer, utf8, utf8_len);
+	else
 	{
 		/* A bag of lexemes: every lexeme is a feature. */
 		pfree(buffer.data);
 		options.n = 1;
 		simhash_pg_text_begin(&state, &options, true, &buffer);
-	}
-
-	if (positions)
-	{
-		LexemeAt   *order;
-		int			total = 0;
-		int			k = 0;
-
-		for (i = 0; i < tsv->size; i++)
-			total += POSDATALEN(tsv, &entries[i]);
-		order = palloc(sizeof(LexemeAt) * Max(total, 1));
-		for (i = 0; i < tsv->size; i++)
-		{
-			WordEntryPos *pos = POSDATAPTR(tsv, &entries[i]);
-			int			j;
-
-			for (j = 0; j < POSDATALEN(tsv, &entries[i]); j++)
-			{
-				order[k].pos = WEP_GETPOS(pos[j]);
-				order[k].lexeme = i;
-				k++;
-			}
-		}
-		qsort(order, total, sizeof(LexemeAt), compare_lexeme_at);
-		for (k = 0; k < total; k++)
-		{
-			int			lx = order[k].lexeme;
-
-			simhash_text_reserve(&state, &buffer, utf8_len[lx] + 2);
-			status = simhash_text_token(&state, utf8[lx], utf8_len[lx], errbuf, sizeof(errbuf));
-			if (status != SIMHASH_OK)
-				simhash_raise_status(status, errbuf);
-		}
-		pfree(order);
-	}
-	else
-	{
-		for (i = 0; i < tsv->size; i++)
-		{
-			simhash_text_reserve(&state, &buffer, utf8_len[i] + 2);
-			status = simhash_text_token(&state, utf8[i], utf8_len[i], errbuf, sizeof(errbuf));
-			if (status != SIMHASH_OK)
-				simhash_raise_status(status, errbuf);
-		}
+		for (int i = 0; i < tsv->size; i++)
+			feed_lexeme(&state, &buffer, utf8[i], utf8_len[i]);
 	}
 	CHECK_FOR_INTERRUPTS();
-
-	found = simhash_pg_text_end(&state, &buffer, NULL, 0, 0, &fp);
-	if (!found)
+	if (!simhash_pg_text_end(&state, &buffer, NULL, 0, 0, &fp))
 		PG_RETURN_NULL();
 	PG_RETURN_INT64((int64) fp);
 }
