@@ -5,33 +5,11 @@ EXTENSION = simhash
 EXTVERSION = 0.2
 
 MODULE_big = simhash
+# Every source file of the three layers: the same folders CMake builds the core from, so
+# the two lists cannot drift apart.
 OBJS = \
-	src/pg/simhash_pg.o \
-	src/pg/convert.o \
-	src/pg/dedupe.o \
-	src/pg/features.o \
-	src/pg/idf.o \
-	src/pg/layouts.o \
-	src/pg/options.o \
-	src/pg/pairs.o \
-	src/pg/search.o \
-	src/pg/similarity.o \
-	src/pg/tsvector.o \
-	src/capi/simhash_capi.o \
-	src/capi/text_options_capi.o \
-	src/capi/pairs_capi.o \
-	src/capi/search_capi.o \
-	src/capi/similarity_capi.o \
-	src/core/blocks.o \
-	src/core/fingerprint.o \
-	src/core/locks.o \
-	src/core/near_pairs.o \
-	src/core/similarity.o \
-	src/core/minhash.o \
-	src/core/text_options.o \
-	src/core/tokenizer.o \
-	src/core/unicode.o \
-	src/core/weighted.o
+	$(patsubst %.c,%.o,$(sort $(wildcard src/pg/*.c))) \
+	$(patsubst %.cpp,%.o,$(sort $(wildcard src/capi/*.cpp src/core/*.cpp)))
 
 # One full install script per release (CREATE EXTENSION simhash runs the newest), and the
 # upgrade scripts between releases. 0.1 is frozen. The 0.1 -> 0.2 upgrade is made from the

@@ -14,6 +14,7 @@ namespace {
 using simhash::Fingerprinter;
 using simhash::capi::guarded;
 
+static_assert(SIMHASH_FINGERPRINT_BITS == 8 * sizeof(std::uint64_t), "a fingerprint is 64 bits");
 static_assert(std::is_trivially_copyable_v<Fingerprinter>,
               "the state lives in caller memory and must not own resources");
 static_assert(sizeof(Fingerprinter) <= sizeof(simhash_state), "simhash_state is too small");

@@ -21,6 +21,9 @@ extern "C" {
 #define SIMHASH_NOEXCEPT
 #endif
 
+/* Bits of a fingerprint: the largest Hamming distance. */
+#define SIMHASH_FINGERPRINT_BITS 64
+
 typedef enum simhash_status {
   SIMHASH_OK = 0,
   SIMHASH_NO_FEATURES = 1,      /* the text has no token: there is no fingerprint (SQL NULL) */

@@ -28,7 +28,7 @@ simhash_similarity_int8(PG_FUNCTION_ARGS)
 	uint64		a = (uint64) PG_GETARG_INT64(0);
 	uint64		b = (uint64) PG_GETARG_INT64(1);
 
-	PG_RETURN_FLOAT8(1.0 - (double) simhash_hamming(a, b) / 64.0);
+	PG_RETURN_FLOAT8(1.0 - (double) simhash_hamming(a, b) / SIMHASH_FINGERPRINT_BITS);
 }
 
 PG_FUNCTION_INFO_V1(simhash_to_hex_int8);

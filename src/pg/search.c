@@ -71,7 +71,7 @@
 static void
 check_distance(int32 k)
 {
-	if (k < 0 || k > 64)
+	if (k < 0 || k > SIMHASH_FINGERPRINT_BITS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("simhash: distance must be between 0 and 64, got %d", k)));
@@ -237,15 +237,15 @@ within_selectivity(List *args)
 	k = DatumGetInt32(((Const *) k_arg)->constvalue);
 	if (k < 0)
 		return 0.0;
-	if (k >= 64)
+	if (k >= SIMHASH_FINGERPRINT_BITS)
 		return 1.0;
 	for (int d = 0; d <= k; d++)
 	{
 		if (d > 0)
-			term = term * (64 - d + 1) / d;
+			term = term * (SIMHASH_FINGERPRINT_BITS - d + 1) / d;
 		sum += term;
 	}
-	return Min(1.0, ldexp(sum, -64));
+	return Min(1.0, ldexp(sum, -SIMHASH_FINGERPRINT_BITS));
 }
 
 Oid
@@ -512,7 +512,7 @@ near_simplify(SupportRequestSimplify *req)
 	if (!IsA(k_arg, Const) || ((Const *) k_arg)->constisnull)
 		return NULL;
 	k = DatumGetInt32(((Const *) k_arg)->constvalue);
-	if (k < 0 || k > 64)
+	if (k < 0 || k > SIMHASH_FINGERPRINT_BITS)
 		return NULL;			/* the function itself reports the error */
 	/* The other side is evaluated once per index scan: it must not be volatile. */
 	if (contain_volatile_functions(args[0]) || contain_volatile_functions(args[1]))
@@ -625,7 +625,7 @@ simhash_search_plan(PG_FUNCTION_ARGS)
 		values[3] = Int32GetDatum(plan.probes.radius[i]);
 		values[4] = Int64GetDatum((int64) probes);
 		values[5] = Float8GetDatum(ldexp((double) probes * Max(layouts.rows, 0.0),
-										 -(64 * (i + 1) / plan.blocks - 64 * i / plan.blocks)));
+										 -(SIMHASH_FINGERPRINT_BITS * (i + 1) / plan.blocks - SIMHASH_FINGERPRINT_BITS * i / plan.blocks)));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

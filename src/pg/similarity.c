@@ -20,6 +20,7 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
+#include "capi/pairs_capi.h"
 #include "capi/similarity_capi.h"
 #include "pg/options_pg.h"
 #include "pg/similarity.h"
@@ -241,7 +242,7 @@ static const struct
 }			calibration[] = {
 	{SIMHASH_LSH_MIN_SIMILARITY, 1, {{true, SIMHASH_TOKENIZER_CHAR, SIMHASH_SIMILARITY_SHINGLE, -1}}},
 	{0.6, 2, {{false, SIMHASH_TOKENIZER_WORD, 1, 14}, {false, SIMHASH_TOKENIZER_CHAR, 3, 14}}},
-	{0.0, 2, {{false, SIMHASH_TOKENIZER_WORD, 1, 16}, {false, SIMHASH_TOKENIZER_CHAR, 3, 16}}},
+	{0.0, 2, {{false, SIMHASH_TOKENIZER_WORD, 1, SIMHASH_MAX_PAIR_DISTANCE}, {false, SIMHASH_TOKENIZER_CHAR, 3, SIMHASH_MAX_PAIR_DISTANCE}}},
 };
 
 int
