@@ -97,7 +97,9 @@ copy_into() {
     local layout=$1 kind=$2 round=$3
     psql -v layout="${layout}" -v kind="${kind}" -v round="${round}" -v data="${data}" -v k="${k}" \
         -v radius="${radius}" -v fp_expr="${fp_expr}" <<'SQL'
+SET client_min_messages = warning;
 DROP TABLE IF EXISTS docs, made;
+RESET client_min_messages;
 SELECT CASE WHEN :'layout' = 'gin' THEN 'bigint[]' ELSE 'bigint' END AS fp_type \gset
 SELECT CASE WHEN :'kind' = 'no trigger'
             THEN format('fp %s GENERATED ALWAYS AS (%s) STORED', :'fp_type', :'fp_expr')
@@ -112,7 +114,7 @@ SELECT coalesce((SELECT format('%s (%s blocks)', :'layout', blocks) FROM simhash
 SELECT CASE :'kind'
          WHEN 'trigger, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''link'', ''dup_of'')', :k)
          WHEN 'trigger, skip' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''skip'')', :k)
-         ELSE 'SELECT 1' END \gexec
+         ELSE 'SET client_min_messages = warning' END \gexec
 CHECKPOINT;
 SELECT clock_timestamp() AS t0 \gset
 COPY docs (id, body) FROM :'data';
@@ -136,7 +138,7 @@ done
 psql -v k="${k}" -v rows="${rows}" <<'SQL'
 \pset footer off
 \echo
-\echo '== COPY of' :rows 'rows into a table with a primary key and the block indexes,'
+\echo '== COPY of' :rows 'rows into a table with a primary key and the search indexes,'
 \echo '   median of the rounds; trigger at distance (or similarity threshold)' :k
 WITH m AS (
     SELECT layout, kind, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) AS s, max(kept) AS kept
