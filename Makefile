@@ -36,6 +36,7 @@ REGRESS = \
 	simhash_pairs \
 	simhash_similar \
 	simhash_hostile \
+	simhash_trusted \
 	simhash_upgrade \
 	simhash_catalog
 REGRESS_OPTS = --inputdir=. --outputdir=.
