@@ -233,34 +233,96 @@ void hash_pending_portable(std::uint64_t* hashes, const std::uint64_t* last8,
 #if SIMHASH_X86_DISPATCH
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // see shingle_avx512
+#define SIMHASH_AVX512_LANES \
+  __attribute__((target("avx512f,avx512dq,avx512bw"), always_inline)) inline
+
+// XXH3's constants for short inputs, broadcast to 8 lanes.
+struct ShortHashLanes {
+  __m512i flip13, flip48, flip916a, flip916b, prime2, prime3, mx1, mx2, byte, low32, one, bswap;
+};
+
+SIMHASH_AVX512_LANES ShortHashLanes short_hash_lanes() noexcept {
+  using namespace xxh3;
+  const std::uint64_t seed48 =
+      kSeed ^ (std::uint64_t{__builtin_bswap32(static_cast<std::uint32_t>(kSeed))} << 32);
+  ShortHashLanes k;
+  k.flip13 = _mm512_set1_epi64(static_cast<long long>((secret32(0) ^ secret32(4)) + kSeed));
+  k.flip48 = _mm512_set1_epi64(static_cast<long long>((secret64(8) ^ secret64(16)) - seed48));
+  k.flip916a = _mm512_set1_epi64(static_cast<long long>((secret64(24) ^ secret64(32)) + kSeed));
+  k.flip916b = _mm512_set1_epi64(static_cast<long long>((secret64(40) ^ secret64(48)) - kSeed));
+  k.prime2 = _mm512_set1_epi64(static_cast<long long>(kPrime64_2));
+  k.prime3 = _mm512_set1_epi64(static_cast<long long>(kPrime64_3));
+  k.mx1 = _mm512_set1_epi64(static_cast<long long>(kPrimeMx1));
+  k.mx2 = _mm512_set1_epi64(static_cast<long long>(kPrimeMx2));
+  k.byte = _mm512_set1_epi64(0xFF);
+  k.low32 = _mm512_set1_epi64(0xFFFFFFFF);
+  k.one = _mm512_set1_epi64(1);
+  // byte reversal within each 64-bit lane
+  k.bswap = _mm512_set_epi8(
+      56, 57, 58, 59, 60, 61, 62, 63, 48, 49, 50, 51, 52, 53, 54, 55, 40, 41, 42, 43, 44, 45, 46,
+      47, 32, 33, 34, 35, 36, 37, 38, 39, 24, 25, 26, 27, 28, 29, 30, 31, 16, 17, 18, 19, 20, 21,
+      22, 23, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+  return k;
+}
+
+// 1..3 bytes: the first, middle and last byte and the length, then XXH64's avalanche.
+SIMHASH_AVX512_LANES __m512i short_hash_1to3(const ShortHashLanes& k, __m512i first,
+                                             __m512i len) noexcept {
+  const __m512i c1 = _mm512_and_si512(first, k.byte);
+  const __m512i c2 = _mm512_and_si512(
+      _mm512_srlv_epi64(first, _mm512_slli_epi64(_mm512_srli_epi64(len, 1), 3)), k.byte);
+  const __m512i c3 = _mm512_and_si512(
+      _mm512_srlv_epi64(first, _mm512_slli_epi64(_mm512_sub_epi64(len, k.one), 3)), k.byte);
+  __m512i h = _mm512_or_si512(_mm512_or_si512(_mm512_slli_epi64(c1, 16), _mm512_slli_epi64(c2, 24)),
+                              _mm512_or_si512(c3, _mm512_slli_epi64(len, 8)));
+  h = _mm512_xor_si512(h, k.flip13);
+  h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 33)), k.prime2);
+  h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 29)), k.prime3);
+  return _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
+}
+
+// 4..8 bytes: first and last 4 bytes, then rrmxmx.
+SIMHASH_AVX512_LANES __m512i short_hash_4to8(const ShortHashLanes& k, __m512i first, __m512i last,
+                                             __m512i len) noexcept {
+  __m512i h = _mm512_xor_si512(
+      _mm512_add_epi64(_mm512_srli_epi64(last, 32), _mm512_slli_epi64(first, 32)), k.flip48);
+  h = _mm512_xor_si512(h, _mm512_xor_si512(_mm512_rol_epi64(h, 49), _mm512_rol_epi64(h, 24)));
+  h = _mm512_mullo_epi64(h, k.mx2);
+  h = _mm512_xor_si512(h, _mm512_add_epi64(_mm512_srli_epi64(h, 35), len));
+  h = _mm512_mullo_epi64(h, k.mx2);
+  return _mm512_xor_si512(h, _mm512_srli_epi64(h, 28));
+}
+
+// 9..16 bytes: first and last 8 bytes, a 64x64->128 multiply folded, XXH3's avalanche.
+SIMHASH_AVX512_LANES __m512i short_hash_9to16(const ShortHashLanes& k, __m512i first,
+                                              __m512i last, __m512i len) noexcept {
+  const __m512i lo = _mm512_xor_si512(first, k.flip916a);
+  const __m512i hi = _mm512_xor_si512(last, k.flip916b);
+  const __m512i lo_hi32 = _mm512_srli_epi64(lo, 32), hi_hi32 = _mm512_srli_epi64(hi, 32);
+  const __m512i ll = _mm512_mul_epu32(lo, hi);
+  const __m512i lh = _mm512_mul_epu32(lo, hi_hi32);
+  const __m512i hl = _mm512_mul_epu32(lo_hi32, hi);
+  const __m512i hh = _mm512_mul_epu32(lo_hi32, hi_hi32);
+  const __m512i cross =
+      _mm512_add_epi64(_mm512_add_epi64(_mm512_srli_epi64(ll, 32), _mm512_and_si512(lh, k.low32)),
+                       _mm512_and_si512(hl, k.low32));
+  const __m512i product_lo =
+      _mm512_or_si512(_mm512_slli_epi64(cross, 32), _mm512_and_si512(ll, k.low32));
+  const __m512i product_hi =
+      _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)),
+                       _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(cross, 32)));
+  __m512i h = _mm512_add_epi64(_mm512_add_epi64(len, _mm512_shuffle_epi8(lo, k.bswap)),
+                               _mm512_add_epi64(hi, _mm512_xor_si512(product_lo, product_hi)));
+  h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 37)), k.mx1);
+  return _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
+}
+
 // The same for 8 entries at once: all three of XXH3's short branches in every lane, then
 // the right one picked by the length (or the hash already there, for length 0). No branch.
 __attribute__((target("avx512f,avx512dq,avx512bw"))) void hash_pending_avx512(
     std::uint64_t* hashes, const std::uint64_t* last8, const std::uint8_t* lengths,
     unsigned m) noexcept {
-  using namespace xxh3;
-  const std::uint64_t seed48 =
-      kSeed ^ (std::uint64_t{__builtin_bswap32(static_cast<std::uint32_t>(kSeed))} << 32);
-  const __m512i flip13 =
-      _mm512_set1_epi64(static_cast<long long>((secret32(0) ^ secret32(4)) + kSeed));
-  const __m512i flip48 =
-      _mm512_set1_epi64(static_cast<long long>((secret64(8) ^ secret64(16)) - seed48));
-  const __m512i flip916a =
-      _mm512_set1_epi64(static_cast<long long>((secret64(24) ^ secret64(32)) + kSeed));
-  const __m512i flip916b =
-      _mm512_set1_epi64(static_cast<long long>((secret64(40) ^ secret64(48)) - kSeed));
-  const __m512i prime2 = _mm512_set1_epi64(static_cast<long long>(kPrime64_2));
-  const __m512i prime3 = _mm512_set1_epi64(static_cast<long long>(kPrime64_3));
-  const __m512i mx1 = _mm512_set1_epi64(static_cast<long long>(kPrimeMx1));
-  const __m512i mx2 = _mm512_set1_epi64(static_cast<long long>(kPrimeMx2));
-  const __m512i byte = _mm512_set1_epi64(0xFF);
-  const __m512i low32 = _mm512_set1_epi64(0xFFFFFFFF);
-  const __m512i one = _mm512_set1_epi64(1);
-  // byte reversal within each 64-bit lane
-  const __m512i bswap = _mm512_set_epi8(
-      56, 57, 58, 59, 60, 61, 62, 63, 48, 49, 50, 51, 52, 53, 54, 55, 40, 41, 42, 43, 44, 45, 46,
-      47, 32, 33, 34, 35, 36, 37, 38, 39, 24, 25, 26, 27, 28, 29, 30, 31, 16, 17, 18, 19, 20, 21,
-      22, 23, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+  const ShortHashLanes k = short_hash_lanes();
   // Which entries wait to be hashed: one test of the 64 length bytes (the caller's batch
   // holds 64; those past m are not part of it). In text that is mostly not ASCII, most groups of 8
   // have none.
@@ -275,60 +337,17 @@ __attribute__((target("avx512f,avx512dq,avx512bw"))) void hash_pending_avx512(
     std::uint64_t len8 = 0;
     std::memcpy(&len8, lengths + i, m - i >= 8 ? 8 : m - i);
     const __m512i len = _mm512_cvtepu8_epi64(_mm_cvtsi64_si128(static_cast<long long>(len8)));
-
-    // 1..3 bytes: the first, middle and last byte and the length, then XXH64's avalanche
-    const __m512i c1 = _mm512_and_si512(first, byte);
-    const __m512i c2 = _mm512_and_si512(
-        _mm512_srlv_epi64(first, _mm512_slli_epi64(_mm512_srli_epi64(len, 1), 3)), byte);
-    const __m512i c3 = _mm512_and_si512(
-        _mm512_srlv_epi64(first, _mm512_slli_epi64(_mm512_sub_epi64(len, one), 3)), byte);
-    __m512i h =
-        _mm512_or_si512(_mm512_or_si512(_mm512_slli_epi64(c1, 16), _mm512_slli_epi64(c2, 24)),
-                        _mm512_or_si512(c3, _mm512_slli_epi64(len, 8)));
-    h = _mm512_xor_si512(h, flip13);
-    h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 33)), prime2);
-    h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 29)), prime3);
-    const __m512i h13 = _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
-
-    // 4..8 bytes: first and last 4 bytes, then rrmxmx
-    h = _mm512_xor_si512(
-        _mm512_add_epi64(_mm512_srli_epi64(last, 32), _mm512_slli_epi64(first, 32)), flip48);
-    h = _mm512_xor_si512(h, _mm512_xor_si512(_mm512_rol_epi64(h, 49), _mm512_rol_epi64(h, 24)));
-    h = _mm512_mullo_epi64(h, mx2);
-    h = _mm512_xor_si512(h, _mm512_add_epi64(_mm512_srli_epi64(h, 35), len));
-    h = _mm512_mullo_epi64(h, mx2);
-    const __m512i h48 = _mm512_xor_si512(h, _mm512_srli_epi64(h, 28));
-
-    // 9..16 bytes: first and last 8 bytes, a 64x64->128 multiply folded, XXH3's avalanche
-    const __m512i lo = _mm512_xor_si512(first, flip916a);
-    const __m512i hi = _mm512_xor_si512(last, flip916b);
-    const __m512i lo_hi32 = _mm512_srli_epi64(lo, 32), hi_hi32 = _mm512_srli_epi64(hi, 32);
-    const __m512i ll = _mm512_mul_epu32(lo, hi);
-    const __m512i lh = _mm512_mul_epu32(lo, hi_hi32);
-    const __m512i hl = _mm512_mul_epu32(lo_hi32, hi);
-    const __m512i hh = _mm512_mul_epu32(lo_hi32, hi_hi32);
-    const __m512i cross =
-        _mm512_add_epi64(_mm512_add_epi64(_mm512_srli_epi64(ll, 32), _mm512_and_si512(lh, low32)),
-                         _mm512_and_si512(hl, low32));
-    const __m512i product_lo =
-        _mm512_or_si512(_mm512_slli_epi64(cross, 32), _mm512_and_si512(ll, low32));
-    const __m512i product_hi =
-        _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)),
-                         _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(cross, 32)));
-    h = _mm512_add_epi64(_mm512_add_epi64(len, _mm512_shuffle_epi8(lo, bswap)),
-                         _mm512_add_epi64(hi, _mm512_xor_si512(product_lo, product_hi)));
-    h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 37)), mx1);
-    const __m512i h916 = _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
-
     const __mmask8 short13 = _mm512_cmple_epu64_mask(len, _mm512_set1_epi64(3));
     const __mmask8 long916 = _mm512_cmpgt_epu64_mask(len, _mm512_set1_epi64(8));
     const __mmask8 hashed = _mm512_cmpeq_epu64_mask(len, _mm512_setzero_si512());
-    h = _mm512_mask_blend_epi64(short13, h48, h13);
-    h = _mm512_mask_blend_epi64(long916, h, h916);
+    __m512i h = _mm512_mask_blend_epi64(short13, short_hash_4to8(k, first, last, len),
+                                        short_hash_1to3(k, first, len));
+    h = _mm512_mask_blend_epi64(long916, h, short_hash_9to16(k, first, last, len));
     h = _mm512_mask_blend_epi64(hashed, h, first);
     _mm512_mask_storeu_epi64(hashes + i, live, h);
   }
 }
+#undef SIMHASH_AVX512_LANES
 #pragma GCC diagnostic pop
 #endif
 

@@ -204,60 +204,20 @@ class Tokenizer {
   void general(const unsigned char* p, const unsigned char* stop, const unsigned char* end,
                Sink& sink) noexcept {
     while (p < stop) {
-      unsigned char c = *p;
+      const unsigned char c = *p;
       if (c < 0x80) {
         if (detail::kAscii.cls[c] != unicode::CharClass::Word) {
           separator(sink);
           ++p;
-          continue;
+        } else {
+          p = ascii_word(p, end, sink);
         }
-        // Hot path: a run of ASCII letters and digits, copied in lower case, 16 bytes at a
-        // time while a whole vector is left, then byte by byte (which also does the cut at
-        // kMaxTokenBytes).
-        if (word_.len == 0) end_run(sink);
-        unsigned len = word_.len;
-        while (end - p >= 16) {
-          const unsigned n = detail::ascii_word_prefix16(p, word_.bytes + len);
-          if (len + n > kMaxTokenBytes) break;
-          len += n;
-          p += n;
-          if (n < 16) break;
-        }
-        if (p == end || *p >= 0x80 || detail::kAscii.cls[*p] != unicode::CharClass::Word) {
-          word_.len = static_cast<std::uint16_t>(len);
-          word_.last_ccc = 0;
-          continue;
-        }
-        c = *p;
-        do {
-          if (len == kMaxTokenBytes) {
-            word_.len = static_cast<std::uint16_t>(len);
-            end_word(sink);
-            len = 0;
-          }
-          word_.bytes[len++] = detail::kAscii.lower[c];
-          if (++p == end) break;
-          c = *p;
-        } while (c < 0x80 && detail::kAscii.cls[c] == unicode::CharClass::Word);
-        word_.len = static_cast<std::uint16_t>(len);
-        word_.last_ccc = 0;
         continue;
       }
-      // A 2-byte letter (é, ß, ж...) inside or at the start of a word, with no unspaced run
-      // open: its normalized bytes appended at once, as classified() would append them one
-      // code point at a time (no cut needed: they fit).
-      if (c >= 0xC2 && c < 0xE0 && stop - p >= 2 && utf8::is_continuation(p[1])) {
-        const unicode::WordAppend& a =
-            unicode::kWordAppend2.of[((char32_t(c & 0x1F) << 6) | (p[1] & 0x3F)) - 0x80];
-        if (a.len != 0 && unit_.len == 0 && run_units_ == 0 &&
-            word_.len + a.len <= kMaxTokenBytes) {
-          std::memcpy(word_.bytes + word_.len, a.utf8, sizeof a.utf8);  // the buffer has room
-          word_.len = static_cast<std::uint16_t>(word_.len + a.len);
-          if (a.reorder) word_.reorder = true;
-          word_.last_ccc = a.last_ccc;
-          p += 2;
-          continue;
-        }
+      if (c >= 0xC2 && c < 0xE0 && stop - p >= 2 && utf8::is_continuation(p[1]) &&
+          append_letter2(p)) {
+        p += 2;
+        continue;
       }
       if (stop - p >= 3 && (c & 0xF0) == 0xE0) {
         const unsigned char* q = unspaced_run(p, stop, sink);
@@ -266,27 +226,81 @@ class Tokenizer {
           continue;
         }
       }
-      const unsigned need = utf8::sequence_length(c);
-      if (need == 0) {
-        separator(sink);
-        ++p;
-        continue;
-      }
-      unsigned have = 1;
-      while (have < need && p + have < end && utf8::is_continuation(p[have])) ++have;
-      if (have < need) {
-        if (p + have == end) {  // the sequence may go on in the next chunk
-          std::memcpy(pending_, p, have);
-          pending_len_ = static_cast<std::uint8_t>(have);
-          return;
-        }
-        separator(sink);  // a lead byte not followed by enough continuation bytes
-        ++p;
-        continue;
-      }
-      code_point(utf8::decode(p, need), sink);
-      p += need;
+      p = code_point_at(p, end, sink);
+      if (p == nullptr) return;  // a sequence cut by the chunk's end, kept in pending_
     }
+  }
+
+  // Hot path: a run of ASCII letters and digits starting at p (a word byte), copied in lower
+  // case, 16 bytes at a time while a whole vector is left, then byte by byte (which also
+  // does the cut at kMaxTokenBytes). Returns where the run ends.
+  const unsigned char* ascii_word(const unsigned char* p, const unsigned char* end,
+                                  Sink& sink) noexcept {
+    if (word_.len == 0) end_run(sink);
+    unsigned len = word_.len;
+    while (end - p >= 16) {
+      const unsigned n = detail::ascii_word_prefix16(p, word_.bytes + len);
+      if (len + n > kMaxTokenBytes) break;
+      len += n;
+      p += n;
+      if (n < 16) break;
+    }
+    if (p != end && *p < 0x80 && detail::kAscii.cls[*p] == unicode::CharClass::Word) {
+      unsigned char c = *p;
+      do {
+        if (len == kMaxTokenBytes) {
+          word_.len = static_cast<std::uint16_t>(len);
+          end_word(sink);
+          len = 0;
+        }
+        word_.bytes[len++] = detail::kAscii.lower[c];
+        if (++p == end) break;
+        c = *p;
+      } while (c < 0x80 && detail::kAscii.cls[c] == unicode::CharClass::Word);
+    }
+    word_.len = static_cast<std::uint16_t>(len);
+    word_.last_ccc = 0;
+    return p;
+  }
+
+  // A 2-byte letter (é, ß, ж...) at p inside or at the start of a word, with no unspaced
+  // run open: its normalized bytes appended at once, as classified() would append them one
+  // code point at a time (no cut needed: they fit). False when that does not apply.
+  bool append_letter2(const unsigned char* p) noexcept {
+    const unicode::WordAppend& a =
+        unicode::kWordAppend2.of[((char32_t(p[0] & 0x1F) << 6) | (p[1] & 0x3F)) - 0x80];
+    if (a.len == 0 || unit_.len != 0 || run_units_ != 0 || word_.len + a.len > kMaxTokenBytes) {
+      return false;
+    }
+    std::memcpy(word_.bytes + word_.len, a.utf8, sizeof a.utf8);  // the buffer has room
+    word_.len = static_cast<std::uint16_t>(word_.len + a.len);
+    if (a.reorder) word_.reorder = true;
+    word_.last_ccc = a.last_ccc;
+    return true;
+  }
+
+  // One code point (or an invalid byte, a separator) at p; returns what follows it, or
+  // nullptr when the chunk ends inside its sequence (kept in pending_ for the next chunk).
+  const unsigned char* code_point_at(const unsigned char* p, const unsigned char* end,
+                                     Sink& sink) noexcept {
+    const unsigned need = utf8::sequence_length(*p);
+    if (need == 0) {
+      separator(sink);
+      return p + 1;
+    }
+    unsigned have = 1;
+    while (have < need && p + have < end && utf8::is_continuation(p[have])) ++have;
+    if (have < need) {
+      if (p + have == end) {  // the sequence may go on in the next chunk
+        std::memcpy(pending_, p, have);
+        pending_len_ = static_cast<std::uint8_t>(have);
+        return nullptr;
+      }
+      separator(sink);  // a lead byte not followed by enough continuation bytes
+      return p + 1;
+    }
+    code_point(utf8::decode(p, need), sink);
+    return p + need;
   }
 
   // Ends the text: emits the last token. The tokenizer can then be reused for a new text.

@@ -609,6 +609,26 @@ search_part(PairsRun *run, BufFile *file, uint64 rows, bool is_spill)
 }
 
 /*
+ * How many more key bits (of the `left` not used yet) to split `rows` rows by: enough parts
+ * that each fits with room to spare (rows are split by key bits, close to evenly for random
+ * fingerprints), as many as half of work_mem allows buffers for, at least two.
+ */
+static int
+split_bits(PairsRun *run, uint64 rows, int left)
+{
+	uint64		want = 2 * rows / Max(run->limit / 2 / 40, 1) + 1;
+	Size		file_budget = run->limit / 2 > (Size) run->open_files * BUFFILE_BYTES ?
+		run->limit / 2 - (Size) run->open_files * BUFFILE_BYTES : 0;
+	int			bits = 1;
+
+	while (bits < left && bits < 16 && ((uint64) 1 << bits) < want)
+		bits++;
+	while (bits > 1 && ((Size) 1 << bits) * BUFFILE_BYTES > file_budget)
+		bits--;
+	return bits;
+}
+
+/*
  * Searches the rows of a temporary file for the current table: in memory when they fit, or
  * when all of them share the key bits used so far; otherwise split by the next bits of the
  * key into parts, each searched in turn (recursively).
@@ -620,8 +640,6 @@ search_file(PairsRun *run, BufFile *file, uint64 rows, bool is_spill, int used_b
 	int			parts;
 	BufFile   **files;
 	uint64	   *counts;
-	Size		file_budget;
-	uint64		want;
 	uint64		row = 0;
 	SpillRow   *buf = run->rows;
 	int			got;
@@ -639,19 +657,7 @@ search_file(PairsRun *run, BufFile *file, uint64 rows, bool is_spill, int used_b
 		return;
 	}
 
-	/*
-	 * Enough parts that each fits with room to spare (rows are split by key bits, close to
-	 * evenly for random fingerprints), as many as half of work_mem allows buffers for, at
-	 * least two.
-	 */
-	want = 2 * rows / Max(run->limit / 2 / 40, 1) + 1;
-	bits = 1;
-	while (bits < width - used_bits && bits < 16 && ((uint64) 1 << bits) < want)
-		bits++;
-	file_budget = run->limit / 2 > (Size) run->open_files * BUFFILE_BYTES ?
-		run->limit / 2 - (Size) run->open_files * BUFFILE_BYTES : 0;
-	while (bits > 1 && ((Size) 1 << bits) * BUFFILE_BYTES > file_budget)
-		bits--;
+	bits = split_bits(run, rows, width - used_bits);
 	parts = 1 << bits;
 
 	files = MemoryContextAllocZero(run->cxt, parts * sizeof(BufFile *));
