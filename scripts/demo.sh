@@ -7,8 +7,9 @@
 #          hundreds of licences, many of them near-identical)
 #   --k N  largest Hamming distance that counts as a near duplicate (default 6, where the evaluation's pooled F1 peaks)
 #
-# Installs what is missing and builds the extension (scripts/setup.sh), starts a throwaway
-# PostgreSQL cluster, loads the texts, prints the report (scripts/demo.sql) and stops the
+# Installs what is missing and builds the extension (scripts/setup.sh) into a private copy
+# of PostgreSQL (the system's files are left alone), starts a throwaway PostgreSQL cluster
+# of that copy, loads the texts, prints the report (scripts/demo.sql) and stops the
 # cluster.
 set -euo pipefail
 
@@ -30,7 +31,8 @@ done
 
 root=$(repo_root)
 # Build chatter goes to stderr: stdout is the report.
-"${root}/scripts/setup.sh" >&2
+"${root}/scripts/setup.sh" --private-pg >&2
+use_private_pg
 
 pgcluster_start
 trap pgcluster_stop EXIT

@@ -3,7 +3,8 @@
 #
 #   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 #
-# Provides: log, die, as_root, need_packages, repo_root, and PG_BIN / PG_CONFIG.
+# Provides: log, die, as_root, need_packages, repo_root, use_private_pg, and PG_BIN /
+# PG_CONFIG.
 
 # The PostgreSQL major version the extension is built for, and where Debian puts it.
 # SIMHASH_PG_BIN may point at another installation's bin directory (for instance a private,
@@ -78,4 +79,32 @@ need_packages() {
     apt_update_once || return 1
     as_root env DEBIAN_FRONTEND=noninteractive \
         apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# use_private_pg : unless SIMHASH_PG_BIN already names an installation, point PG_BIN,
+# PG_CONFIG and SIMHASH_PG_BIN (exported, for the scripts this one runs) at a private copy
+# of PostgreSQL made by scripts/pg_private_copy.sh, so that `make install` and the
+# throwaway clusters never touch the system's PostgreSQL files. The copy lives in
+# build/pg, or under /var/tmp when the server's user could not read the checkout; it is
+# made again when the system's PostgreSQL is newer. Needs PostgreSQL and its server headers
+# installed (scripts/setup.sh --no-build).
+use_private_pg() {
+    [[ -n ${SIMHASH_PG_BIN:-} ]] && return 0
+    local root dest server_bin
+    root=$(repo_root)
+    dest=${root}/build/pg
+    if [[ ${EUID} -eq 0 ]] && id postgres >/dev/null 2>&1 &&
+        ! runuser -u postgres -- test -x "${root}/scripts" 2>/dev/null; then
+        dest=/var/tmp/simhash-pg-$(printf '%s' "${root}" | md5sum | cut -c1-12)
+    fi
+    server_bin=/usr/lib/postgresql/${PG_MAJOR}/bin/postgres
+    if [[ ! -x ${dest}/lib/postgresql/${PG_MAJOR}/bin/pg_config ||
+        ${server_bin} -nt ${dest}/lib/postgresql/${PG_MAJOR}/bin/postgres ]]; then
+        log "making a private copy of PostgreSQL ${PG_MAJOR} in ${dest} (the system's stays untouched)"
+        "${root}/scripts/pg_private_copy.sh" "${dest}" >/dev/null
+    fi
+    SIMHASH_PG_BIN=$(cd "${dest}/lib/postgresql/${PG_MAJOR}/bin" && pwd -P)
+    export SIMHASH_PG_BIN
+    PG_BIN=${SIMHASH_PG_BIN}
+    PG_CONFIG=${PG_BIN}/pg_config
 }

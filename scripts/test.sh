@@ -4,7 +4,9 @@
 # Usage: scripts/test.sh
 #
 # Stages, in order (each runs even when an earlier one failed, so the summary is whole):
-#   setup          scripts/setup.sh: packages, Release build (build/), extension install
+#   setup          scripts/setup.sh --private-pg: packages, Release build (build/), and the
+#                  extension installed into a private copy of PostgreSQL (build/pg): the
+#                  system's PostgreSQL files are left alone
 #   ctest-release  the C++ unit tests of the Release build
 #   ctest-asan     a Debug build with AddressSanitizer + UBSan (build-asan/) and its tests
 #   pg_regress     `make installcheck` against a throwaway PostgreSQL cluster: the
@@ -15,6 +17,8 @@
 #                  the dedupe trigger and the answers
 #   citus          test/citus/run.sh: a coordinator and two workers, when Citus is
 #                  installed (it is not on a fresh machine: the stage then passes as skipped)
+#   system-untouched  the system's simhash files (library, control file, SQL scripts) are
+#                  byte for byte what they were before the run, or still absent
 #
 # Ends with the line "N passed, N failed" counting the test stages, and exits
 # non-zero when any of them, or the setup, failed.
@@ -118,9 +122,27 @@ needs_setup() {
     fi
 }
 
+# The system's files of the extension, before: a checksum each, or "absent".
+system_files() {
+    local f
+    for f in "/usr/lib/postgresql/${PG_MAJOR}/lib/simhash.so" \
+        "/usr/share/postgresql/${PG_MAJOR}/extension/simhash.control" \
+        "/usr/share/postgresql/${PG_MAJOR}/extension/"simhash--*.sql; do
+        if [[ -e ${f} ]]; then sha256sum "${f}"; else echo "absent ${f}"; fi
+    done
+}
+system_before=$(system_files)
+
+stage_system_untouched() {
+    local now
+    now=$(system_files)
+    [[ ${now} == "${system_before}" ]] ||
+        { log "the system's PostgreSQL files changed:"; diff <(echo "${system_before}") <(echo "${now}") >&2; return 1; }
+}
+
 start=${SECONDS}
 log "===== setup"
-if scripts/setup.sh; then
+if scripts/setup.sh --private-pg && use_private_pg; then
     summary+=("PASS  setup ($((SECONDS - start)) s)")
 else
     setup_ok=0
@@ -134,6 +156,7 @@ needs_setup pg_regress stage_pg_regress
 needs_setup stress stage_stress
 needs_setup dump stage_dump
 needs_setup citus stage_citus
+run_stage system-untouched stage_system_untouched
 
 printf '\n' >&2
 printf '%s\n' "${summary[@]}" >&2

@@ -686,27 +686,18 @@ COMMENT ON FUNCTION simhash_similar_recipes(double precision) IS
 --      plan carries sets through a hash join or a sort), then expanded to the groups.
 -- Not pinned to a search_path, because the query is the caller's: every name and operator
 -- here is schema-qualified instead.
-CREATE FUNCTION simhash_similar_pairs(query text, min_similarity double precision)
-    RETURNS TABLE (id1 bigint, id2 bigint, similarity double precision)
+-- Steps 1 and 2 of simhash_similar_pairs (below): the query's rows into temporary table
+-- reps (id, rep, body): NULL and repeated ids are errors; identical texts are grouped, each
+-- group represented by its smallest id (rep), which alone keeps the text; texts without a
+-- character are left out. Runs the caller's query as the caller.
+CREATE FUNCTION simhash_similar_rows(query text, rows_ text, reps text) RETURNS void
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
     AS $fn$
 DECLARE
-    recipe record;
-    candidates text := '';
-    tmp text := pg_catalog.format('simhash_similar_%s_%s', pg_catalog.pg_backend_pid(),
-                                  pg_catalog.md5(pg_catalog.random()::pg_catalog.text));
-    rows_ text := pg_catalog.format('%s_rows', tmp);
-    reps text := pg_catalog.format('%s_reps', tmp);
-    cand text := pg_catalog.format('%s_cand', tmp);
-    sets text := pg_catalog.format('%s_sets', tmp);
-    keys text := pg_catalog.format('%s_keys', tmp);
     id_type pg_catalog.regtype;
     body_type pg_catalog.regtype;
     bad bigint;
-    hashjoin text;
-    mergejoin text;
 BEGIN
-    PERFORM @extschema@.simhash_similar_recipes(min_similarity);  -- checks min_similarity
     EXECUTE pg_catalog.format(
         'SELECT pg_catalog.pg_typeof((SELECT q.id FROM (%1$s) AS q (id, body) LIMIT 0)), '
         'pg_catalog.pg_typeof((SELECT q.body FROM (%1$s) AS q (id, body) LIMIT 0))', query)
@@ -753,8 +744,23 @@ BEGIN
         '     AND @extschema@.simhash(r.body, ''char'', 1, ''binary'') IS NULL)',
         reps, rows_);
 
-    -- 3. Candidate pairs of representatives: sharing an LSH key, or within the radius of
-    -- a fingerprint recipe.
+END
+$fn$;
+COMMENT ON FUNCTION simhash_similar_rows(text, text, text) IS
+'helper of simhash_similar_pairs: the query''s (id, body) rows, checked, into temporary table reps with identical texts grouped';
+
+-- Step 3 of simhash_similar_pairs: the candidate pairs (id1 < id2) of the representatives
+-- in temporary table reps into temporary table cand, as simhash_similar_recipes says for
+-- min_similarity: pairs sharing a simhash_lsh key (a join on the keys, through temporary
+-- table keys), or pairs within the radius of a fingerprint recipe (simhash_pairs).
+CREATE FUNCTION simhash_similar_candidates(min_similarity double precision, reps text,
+                                           keys text, cand text) RETURNS void
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    AS $fn$
+DECLARE
+    recipe record;
+    candidates text := '';
+BEGIN
     FOR recipe IN SELECT * FROM @extschema@.simhash_similar_recipes(min_similarity) LOOP
         IF recipe.candidates OPERATOR(pg_catalog.=) 'lsh' THEN
             EXECUTE pg_catalog.format(
@@ -781,6 +787,29 @@ BEGIN
     IF pg_catalog.to_regclass(pg_catalog.format('pg_temp.%I', keys)) IS NOT NULL THEN
         EXECUTE pg_catalog.format('DROP TABLE pg_temp.%I', keys);
     END IF;
+
+END
+$fn$;
+COMMENT ON FUNCTION simhash_similar_candidates(double precision, text, text, text) IS
+'helper of simhash_similar_pairs: the candidate pairs of the representatives in temporary table reps into temporary table cand';
+
+CREATE FUNCTION simhash_similar_pairs(query text, min_similarity double precision)
+    RETURNS TABLE (id1 bigint, id2 bigint, similarity double precision)
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    AS $fn$
+DECLARE
+    tmp text := pg_catalog.format('simhash_similar_%s_%s', pg_catalog.pg_backend_pid(),
+                                  pg_catalog.md5(pg_catalog.random()::pg_catalog.text));
+    reps text := pg_catalog.format('%s_reps', tmp);
+    cand text := pg_catalog.format('%s_cand', tmp);
+    sets text := pg_catalog.format('%s_sets', tmp);
+    hashjoin text;
+    mergejoin text;
+BEGIN
+    PERFORM @extschema@.simhash_similar_recipes(min_similarity);  -- checks min_similarity
+    PERFORM @extschema@.simhash_similar_rows(query, pg_catalog.format('%s_rows', tmp), reps);
+    PERFORM @extschema@.simhash_similar_candidates(min_similarity, reps,
+                                                    pg_catalog.format('%s_keys', tmp), cand);
 
     -- 4. The shingle sets of the representatives in candidate pairs.
     EXECUTE pg_catalog.format(
