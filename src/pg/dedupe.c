@@ -594,76 +594,74 @@ advise(DedupeConfig *c, Trigger *tg)
  * RelationIsAKnownShard()). Tables whose every copy holds all rows (reference and
  * single-shard tables, partmethod 'n') are searched whole and allowed.
  */
-static char
-citus_partition_method(Oid relid)
+/*
+ * Column value_col of the row of Citus catalog `catalog` (in pg_catalog) whose key_col
+ * equals key (by eq), by a scan; false when the catalog, the columns or the row are missing
+ * or the value is NULL.
+ */
+static bool
+citus_catalog_value(const char *catalog, const char *key_col, RegProcedure eq, Datum key,
+					const char *value_col, Datum *value)
 {
-	Oid			catalog = get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE);
-	char		method = 0;
+	Oid			relid = get_relname_relid(catalog, PG_CATALOG_NAMESPACE);
+	AttrNumber	key_att = OidIsValid(relid) ? get_attnum(relid, key_col) : InvalidAttrNumber;
+	AttrNumber	value_att = OidIsValid(relid) ? get_attnum(relid, value_col) : InvalidAttrNumber;
+	bool		found = false;
 	Relation	rel;
 	SysScanDesc scan;
-	ScanKeyData key;
+	ScanKeyData skey;
 	HeapTuple	tuple;
-	AttrNumber	method_att;
 
-	if (!OidIsValid(catalog))
-		return 0;
-	rel = table_open(catalog, AccessShareLock);
-	method_att = get_attnum(catalog, "partmethod");
-	ScanKeyInit(&key, get_attnum(catalog, "logicalrelid"), BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(relid));
-	scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
-	if ((tuple = systable_getnext(scan)) != NULL && method_att > 0)
+	if (key_att <= 0 || value_att <= 0)
+		return false;
+	rel = table_open(relid, AccessShareLock);
+	ScanKeyInit(&skey, key_att, BTEqualStrategyNumber, eq, key);
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &skey);
+	if ((tuple = systable_getnext(scan)) != NULL)
 	{
 		bool		isnull;
-		Datum		d = heap_getattr(tuple, method_att, RelationGetDescr(rel), &isnull);
 
-		method = isnull ? 0 : DatumGetChar(d);
+		*value = heap_getattr(tuple, value_att, RelationGetDescr(rel), &isnull);
+		found = !isnull;
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
-	return method;
+	return found;
+}
+
+/* The partition method of a Citus table ('h', 'r', 'a', 'n'), or 0 for another table. */
+static char
+citus_partition_method(Oid relid)
+{
+	Datum		method;
+
+	return citus_catalog_value("pg_dist_partition", "logicalrelid", F_OIDEQ,
+							   ObjectIdGetDatum(relid), "partmethod", &method)
+		? DatumGetChar(method) : 0;
 }
 
 /* The distributed table relid is a shard of (same schema), or InvalidOid. */
 static Oid
 citus_shard_of(Oid relid)
 {
-	Oid			catalog = get_relname_relid("pg_dist_shard", PG_CATALOG_NAMESPACE);
 	char	   *name = get_rel_name(relid);
 	char	   *digits = name ? strrchr(name, '_') : NULL;
-	Oid			table = InvalidOid;
-	Relation	rel;
-	SysScanDesc scan;
-	ScanKeyData key;
-	HeapTuple	tuple;
-	AttrNumber	table_att;
+	Datum		table;
 	int64		shardid;
 	char	   *end;
 
-	if (!OidIsValid(catalog) || digits == NULL || digits[1] == '\0' ||
+	if (digits == NULL || digits[1] == '\0' ||
 		strspn(digits + 1, "0123456789") != strlen(digits + 1))
 		return InvalidOid;
 	errno = 0;
 	shardid = strtoll(digits + 1, &end, 10);
-	if (errno != 0)
+	if (errno != 0 ||
+		!citus_catalog_value("pg_dist_shard", "shardid", F_INT8EQ, Int64GetDatum(shardid),
+							 "logicalrelid", &table) ||
+		DatumGetObjectId(table) == relid ||
+		get_rel_namespace(DatumGetObjectId(table)) != get_rel_namespace(relid))
 		return InvalidOid;
-	rel = table_open(catalog, AccessShareLock);
-	table_att = get_attnum(catalog, "logicalrelid");
-	ScanKeyInit(&key, get_attnum(catalog, "shardid"), BTEqualStrategyNumber, F_INT8EQ,
-				Int64GetDatum(shardid));
-	scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
-	if ((tuple = systable_getnext(scan)) != NULL && table_att > 0)
-	{
-		bool		isnull;
-		Datum		d = heap_getattr(tuple, table_att, RelationGetDescr(rel), &isnull);
-
-		if (!isnull && DatumGetObjectId(d) != relid &&
-			get_rel_namespace(DatumGetObjectId(d)) == get_rel_namespace(relid))
-			table = DatumGetObjectId(d);
-	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return table;
+	return DatumGetObjectId(table);
 }
 
 static void
