@@ -2,10 +2,11 @@
 # The main job in miniature: fingerprint real text inside PostgreSQL and print its
 # near-duplicate groups.
 #
-# Usage: scripts/demo.sh [--k N] [PATH...]
+# Usage: scripts/demo.sh [--k N] [--verbose] [PATH...]
 #   PATH   files or directories of text to load (default: every /usr/share/doc/*/copyright,
 #          hundreds of licences, many of them near-identical)
 #   --k N  largest Hamming distance that counts as a near duplicate (default 6, where the evaluation's pooled F1 peaks)
+#   --verbose  show the set-up's apt, CMake and compiler output (default: one line a stage)
 #
 # Installs what is missing and builds the extension (scripts/setup.sh) into a private copy
 # of PostgreSQL (the system's files are left alone), starts a throwaway PostgreSQL cluster
@@ -19,11 +20,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/pgcluster.sh"
 
 k=6
+verbose=0
 paths=()
 while [[ $# -gt 0 ]]; do
     case $1 in
         --k) k=$2; shift 2 ;;
-        -h | --help) sed -n '2,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --verbose) verbose=1; shift ;;
+        -h | --help) sed -n '2,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) paths+=("$1"); shift ;;
     esac
 done
@@ -31,7 +34,11 @@ done
 
 root=$(repo_root)
 # Build chatter goes to stderr: stdout is the report.
-"${root}/scripts/setup.sh" --private-pg >&2
+if [[ ${verbose} -eq 1 ]]; then
+    "${root}/scripts/setup.sh" --private-pg >&2
+else
+    "${root}/scripts/setup.sh" --private-pg --quiet >&2
+fi
 use_private_pg
 
 pgcluster_start

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Install everything the project needs on Debian 12, then build and install the extension.
 #
-# Usage: scripts/setup.sh [--no-build] [--no-install] [--private-pg]
+# Usage: scripts/setup.sh [--no-build] [--no-install] [--private-pg] [--quiet]
 #   --no-build    only install the Debian packages
 #   --no-install  build, but skip `make install`
 #   --private-pg  install into a private copy of PostgreSQL (build/pg, see use_private_pg
 #                 in scripts/lib.sh) instead of the system's; what demo.sh and test.sh use
+#   --quiet       one line per stage; apt, CMake and compiler output go to build/setup.log
+#                 (its last lines are shown if a stage fails)
 #
 # Without --private-pg (or SIMHASH_PG_BIN), `make install` puts simhash.so, its control file
 # and SQL scripts into the system's PostgreSQL 15 directories, where every cluster
@@ -21,13 +23,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 build=1
 install=1
 private=0
+quiet=0
 for arg in "$@"; do
     case ${arg} in
         --no-build) build=0 ;;
         --no-install) install=0 ;;
         --private-pg) private=1 ;;
+        --quiet) quiet=1 ;;
         -h | --help)
-            sed -n '2,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+            sed -n '2,17s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
             exit 0
             ;;
         *) die "unknown argument: ${arg} (try --help)" ;;
@@ -41,11 +45,29 @@ packages=(
     "postgresql-${PG_MAJOR}" "postgresql-server-dev-${PG_MAJOR}"
     # Libraries: hashing, unit tests, benchmarks, MD5 for the evaluation's classic baseline.
     libxxhash-dev libgtest-dev libbenchmark-dev libssl-dev
-    # Text for the demo and the evaluation (scripts/make_corpus.sh, scripts/copy_docs.pl).
-    perl man-db groff-base bsdextrautils
-    manpages manpages-zh manpages-ja manpages-de manpages-fr
+    # The demo's loader (scripts/copy_docs.pl). The man pages of the benchmarks' corpus are
+    # installed by scripts/make_corpus.sh when a benchmark needs them.
+    perl
 )
-need_packages "${packages[@]}"
+
+# run CMD... : run a step; with --quiet, its output goes to build/setup.log.
+setup_log=$(repo_root)/build/setup.log
+run() {
+    if [[ ${quiet} -eq 0 ]]; then
+        "$@"
+        return
+    fi
+    mkdir -p "$(dirname "${setup_log}")"
+    "$@" >>"${setup_log}" 2>&1 || {
+        local status=$?
+        log "failed: $*; the last lines of ${setup_log}:"
+        tail -n 40 "${setup_log}" >&2
+        return "${status}"
+    }
+}
+
+log "checking the Debian packages"
+run need_packages "${packages[@]}"
 
 if [[ ${build} -eq 0 ]]; then
     log "dependencies installed (--no-build: not building)"
@@ -53,21 +75,23 @@ if [[ ${build} -eq 0 ]]; then
 fi
 
 cd "$(repo_root)"
-[[ ${private} -eq 1 ]] && use_private_pg
+if [[ ${private} -eq 1 ]]; then
+    use_private_pg
+fi
 
 log "building the C++ core, tests and benchmarks (CMake, build/)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
-cmake --build build -j"$(nproc)"
+run cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+run cmake --build build -j"$(nproc)"
 
 log "building the extension (PGXS)"
-make PG_CONFIG="${PG_CONFIG}" -j"$(nproc)"
+run make PG_CONFIG="${PG_CONFIG}" -j"$(nproc)"
 
 if [[ ${install} -eq 1 && -n ${SIMHASH_PG_BIN:-} ]]; then
     log "installing the extension into the PostgreSQL of ${PG_BIN}"
-    make PG_CONFIG="${PG_CONFIG}" install
+    run make PG_CONFIG="${PG_CONFIG}" install
 elif [[ ${install} -eq 1 ]]; then
     log "installing the extension into the system's PostgreSQL ${PG_MAJOR} (every cluster of it can use it)"
-    as_root make PG_CONFIG="${PG_CONFIG}" install
+    run as_root make PG_CONFIG="${PG_CONFIG}" install
 else
     log "--no-install: not installing the extension"
 fi

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The project's one test command: installs what is missing, builds, and runs every test.
 #
-# Usage: scripts/test.sh
+# Usage: scripts/test.sh [--verbose]
+#   --verbose  show the set-up's apt, CMake and compiler output (default: build/setup.log)
 #
 # Stages, in order (each runs even when an earlier one failed, so the summary is whole):
-#   setup          scripts/setup.sh --private-pg: packages, Release build (build/), and the
+#   setup          scripts/setup.sh --private-pg --quiet: packages, Release build (build/), the
 #                  extension installed into a private copy of PostgreSQL (build/pg): the
 #                  system's PostgreSQL files are left alone
 #   ctest-release  the C++ unit tests of the Release build
@@ -31,6 +32,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/pgcluster.sh"
 
 cd "$(repo_root)"
 trap pgcluster_stop EXIT
+
+setup_args=(--private-pg --quiet)
+for arg in "$@"; do
+    case ${arg} in
+        --verbose) setup_args=(--private-pg) ;;
+        *) die "unknown argument: ${arg} (scripts/test.sh [--verbose])" ;;
+    esac
+done
 
 jobs=$(nproc)
 passed=0
@@ -142,7 +151,7 @@ stage_system_untouched() {
 
 start=${SECONDS}
 log "===== setup"
-if scripts/setup.sh --private-pg && use_private_pg; then
+if scripts/setup.sh "${setup_args[@]}" && use_private_pg; then
     summary+=("PASS  setup ($((SECONDS - start)) s)")
 else
     setup_ok=0
