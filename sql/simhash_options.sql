@@ -149,3 +149,11 @@ SET statement_timeout = '30ms';
 SELECT simhash(body, 'word', 3, 'binary') FROM big_opt;
 RESET statement_timeout;
 DROP TABLE big_opt;
+
+-- Collecting features has a bound: U+FDFA expands to 18 characters, so 5 million of them
+-- are about 75 million features, more than the 2^26 collected at most (54000); 'tf'
+-- streams and takes the same text.
+\set VERBOSITY default
+SELECT simhash(repeat(chr(65018), 5000000), 'char', 1, 'binary');
+\set VERBOSITY terse
+SELECT simhash(repeat(chr(65018), 5000000), 'char', 1, 'tf') IS NOT NULL AS tf_streams;

@@ -52,21 +52,32 @@ simhash_weighting_arg(text *name)
 	return code;
 }
 
-/* Gives the core a buffer of at least `capacity` features, keeping what it holds. */
+/*
+ * The most features one call collects (the weightings other than 'tf', simhash_features,
+ * TF-IDF): 512 MB of them. A normalized character can expand to 18 (U+FDFA), so without a
+ * bound a 75 MB text took 3 GB; 'tf' streams in constant memory and needs none.
+ */
+#define MAX_COLLECTED_FEATURES ((size_t) 1 << 26)
+
+/* Gives the core a buffer of at least `need` features, keeping what it holds. */
 static void
-grow_buffer(simhash_text_state *state, SimhashFeatureBuffer *buffer, size_t capacity)
+grow_buffer(simhash_text_state *state, SimhashFeatureBuffer *buffer, size_t need)
 {
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 	simhash_status status;
+	size_t		capacity = need;
 
-	if (capacity <= buffer->capacity)
+	if (need <= buffer->capacity)
 		return;
-	if (capacity < 2 * buffer->capacity)
-		capacity = 2 * buffer->capacity;
-	if (capacity > MaxAllocHugeSize / sizeof(uint64))
+	if (need > MAX_COLLECTED_FEATURES)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("simhash: too many features")));
+				 errmsg("simhash: the text has too many features to collect (the limit is %zu)",
+						(size_t) MAX_COLLECTED_FEATURES),
+				 errdetail("This weighting, simhash_features and simhash_tfidf hold every feature of the text in memory, 8 bytes each."),
+				 errhint("Use the weighting 'tf', which streams, or split the text.")));
+	if (capacity < 2 * buffer->capacity)
+		capacity = Min(2 * buffer->capacity, MAX_COLLECTED_FEATURES);
 	if (buffer->data == NULL)
 		buffer->data = MemoryContextAllocHuge(CurrentMemoryContext, capacity * sizeof(uint64));
 	else
