@@ -159,6 +159,15 @@ SELECT * FROM simhash_clusters('SELECT id % 20, fp FROM pairs_chain', 3);
 SET work_mem = '64kB';
 SELECT * FROM simhash_pairs('SELECT i % 3000, 0::bigint FROM generate_series(1, 3001) i', 3);
 RESET work_mem;
+-- an id repeated where one or both rows have no fingerprint is still an id repeated, in
+-- memory and through temporary files; distinct ids without a fingerprint are fine
+SELECT * FROM simhash_pairs('SELECT id, CASE WHEN id = 30 THEN NULL ELSE fp END FROM pairs_chain UNION ALL SELECT 30, NULL', 3);
+SELECT * FROM simhash_clusters('SELECT id, fp FROM pairs_chain UNION ALL SELECT 30, NULL', 3);
+SELECT count(*) AS pairs FROM simhash_pairs('SELECT id, fp FROM pairs_chain UNION ALL SELECT 1000000 + i, NULL FROM generate_series(1, 5) i', 3);
+SET work_mem = '64kB';
+SELECT * FROM simhash_pairs('SELECT i, CASE WHEN i % 2 = 0 THEN 0::bigint END FROM generate_series(1, 3000) i UNION ALL SELECT 2999, NULL', 3);
+SELECT count(*) AS pairs FROM simhash_pairs('SELECT i, CASE WHEN i % 2 = 0 THEN i::bigint END FROM generate_series(1, 3000) i', 0);
+RESET work_mem;
 SELECT * FROM simhash_pairs('SELECT id, fp FROM pairs_chain', -1);
 SELECT * FROM simhash_clusters('SELECT id, fp FROM pairs_chain', 17);
 SELECT * FROM simhash_pairs('SELECT id, fp FROM no_such_table', 3);

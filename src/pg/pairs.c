@@ -71,6 +71,7 @@ typedef struct PairsRun
 	/* Input: rows with a fingerprint, in the order the query returned them. */
 	uint64		n;
 	uint64		without_fp;		/* rows skipped for a NULL fingerprint */
+	Tuplesortstate *null_ids;	/* their ids, for the duplicate check (NULL: none yet) */
 	int64	   *ids;			/* in memory: ids[0..n), fps[0..n) */
 	uint64	   *fps;
 	uint64		cap;
@@ -331,6 +332,41 @@ receiver_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 	rr->id_type = id_type;
 }
 
+/* A sort of ids (int8), within work_mem, spilling beyond. */
+static Tuplesortstate *
+new_id_sort(void)
+{
+	return tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false, work_mem, NULL,
+								 TUPLESORT_NONE);
+}
+
+/* Sorts the ids and raises 21000 for the first one found twice; ends the sort. */
+static void
+check_sorted_ids(PairsRun *run, Tuplesortstate *sort)
+{
+	Datum		value;
+	bool		isnull;
+	bool		have_previous = false;
+	int64		previous = 0;
+
+	tuplesort_performsort(sort);
+	while (tuplesort_getdatum(sort, true, &value, &isnull, NULL))
+	{
+		int64		id = DatumGetInt64(value);
+
+		if (have_previous && id == previous)
+			ereport(ERROR,
+					(errcode(ERRCODE_CARDINALITY_VIOLATION),
+					 errmsg("%s: the query returned id " INT64_FORMAT " more than once",
+							run->fname, id),
+					 errhint("Ids name the rows in the result, so they must be unique.")));
+		previous = id;
+		have_previous = true;
+		CHECK_FOR_INTERRUPTS();
+	}
+	tuplesort_end(sort);
+}
+
 static bool
 receiver_slot(TupleTableSlot *slot, DestReceiver *self)
 {
@@ -349,17 +385,26 @@ receiver_slot(TupleTableSlot *slot, DestReceiver *self)
 				 errmsg("%s: the query returned a NULL id", run->fname)));
 	fp_datum = slot->tts_values[1];
 	isnull = slot->tts_isnull[1];
-	if (isnull)
-	{
-		run->without_fp++;
-		return true;
-	}
 	if (rr->id_type == INT8OID)
 		id = DatumGetInt64(id_datum);
 	else if (rr->id_type == INT4OID)
 		id = DatumGetInt32(id_datum);
 	else
 		id = DatumGetInt16(id_datum);
+	if (isnull)
+	{
+		/* Not searched, but its id must still be unique. */
+		if (run->null_ids == NULL)
+		{
+			MemoryContext old = MemoryContextSwitchTo(run->cxt);
+
+			run->null_ids = new_id_sort();
+			MemoryContextSwitchTo(old);
+		}
+		tuplesort_putdatum(run->null_ids, Int64GetDatum(id), false);
+		run->without_fp++;
+		return true;
+	}
 	add_row(run, id, (uint64) DatumGetInt64(fp_datum));
 	if ((run->n & 0xFFFF) == 0)
 		report_progress(run, 0);
@@ -500,6 +545,14 @@ search_in_memory(PairsRun *run)
 				 errmsg("%s: the query returned id " INT64_FORMAT " more than once",
 						run->fname, duplicate),
 				 errhint("Ids name the rows in the result, so they must be unique.")));
+	if (run->null_ids != NULL)
+	{
+		/* Rows without a fingerprint: their ids against each other and the others'. */
+		for (uint64 i = 0; i < run->n; i++)
+			tuplesort_putdatum(run->null_ids, Int64GetDatum(run->ids[i]), false);
+		check_sorted_ids(run, run->null_ids);
+		run->null_ids = NULL;
+	}
 	if (run->clusters)
 	{
 		run->parent = alloc_huge(run, run->cxt, run->n * sizeof(uint32));
@@ -703,17 +756,13 @@ search_file(PairsRun *run, BufFile *file, uint64 rows, bool is_spill, int used_b
 static void
 search_spilled(PairsRun *run)
 {
-	Tuplesortstate *sort;
+	Tuplesortstate *sort = run->null_ids != NULL ? run->null_ids : new_id_sort();
 	SpillRow   *buf = run->rows;
 	uint64		row = 0;
 	int			got;
-	Datum		value;
-	bool		isnull;
-	bool		have_previous = false;
-	int64		previous = 0;
 
-	sort = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false, work_mem, NULL,
-								 TUPLESORT_NONE);
+	/* Every id, with those of the rows without a fingerprint already in the sort. */
+	run->null_ids = NULL;
 	rewind_file(run, run->spill);
 	while ((got = read_rows(run, run->spill, false, &row, buf, IO_ROWS)) > 0)
 	{
@@ -721,21 +770,7 @@ search_spilled(PairsRun *run)
 			tuplesort_putdatum(sort, Int64GetDatum(buf[r].tag), false);
 		CHECK_FOR_INTERRUPTS();
 	}
-	tuplesort_performsort(sort);
-	while (tuplesort_getdatum(sort, true, &value, &isnull, NULL))
-	{
-		int64		id = DatumGetInt64(value);
-
-		if (have_previous && id == previous)
-			ereport(ERROR,
-					(errcode(ERRCODE_CARDINALITY_VIOLATION),
-					 errmsg("%s: the query returned id " INT64_FORMAT " more than once",
-							run->fname, id),
-					 errhint("Ids name the rows in the result, so they must be unique.")));
-		previous = id;
-		have_previous = true;
-	}
-	tuplesort_end(sort);
+	check_sorted_ids(run, sort);
 
 	if (run->clusters)
 	{
