@@ -303,3 +303,21 @@ RESET enable_seqscan;
 
 DROP TABLE search_docs, queries;
 SELECT count(*) AS layouts_left FROM simhash_layouts;
+
+-- A temporary table may have a layout, but pg_dump leaves it out (the row's condition in
+-- pg_extension.extcondition), and so does it a row whose table no longer exists.
+CREATE TEMP TABLE search_temp (id integer, fp bigint);
+CREATE TABLE search_kept (id integer, fp bigint);
+SELECT count(*) AS temp_indexes FROM simhash_create_index('search_temp', 'fp', 3);
+SELECT count(*) AS kept_indexes FROM simhash_create_index('search_kept', 'fp', 3);
+DO $$
+DECLARE
+    cond text := (SELECT c[1] FROM pg_extension e, LATERAL (SELECT e.extcondition) AS x (c)
+                  WHERE e.extname = 'simhash');
+    n bigint;
+BEGIN
+    EXECUTE 'SELECT count(*) FROM simhash_layouts ' || cond INTO n;
+    RAISE NOTICE 'layouts: %, dumped: %', (SELECT count(*) FROM simhash_layouts), n;
+END $$;
+DROP TABLE search_temp, search_kept;
+SELECT count(*) AS layouts_left FROM simhash_layouts;

@@ -241,7 +241,12 @@ CREATE TABLE simhash_layouts (
 );
 COMMENT ON TABLE simhash_layouts IS
 'block-index layouts made by simhash_create_index: table, fingerprint column, largest distance served, number of blocks';
-SELECT pg_catalog.pg_extension_config_dump('simhash_layouts', '');
+-- Dumped without the rows of temporary tables (they end with their session, and their OIDs
+-- mean nothing elsewhere) or of tables that no longer exist (a temporary table's row stays
+-- until the next DROP in the database, as its session ends without the sql_drop event).
+SELECT pg_catalog.pg_extension_config_dump('simhash_layouts',
+    'WHERE EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) tbl '
+    'AND c.relpersistence OPERATOR(pg_catalog.<>) ''t'')');
 REVOKE ALL ON simhash_layouts FROM PUBLIC;
 GRANT SELECT ON simhash_layouts TO PUBLIC;
 
