@@ -54,6 +54,28 @@ CREATE OR REPLACE FUNCTION simhash_layouts_cleanup() RETURNS event_trigger LANGU
 ALTER FUNCTION simhash_layouts_cleanup() SECURITY INVOKER;
 ALTER EVENT TRIGGER simhash_layouts_cleanup DISABLE;
 SELECT simhash_layouts_cleanup();
+-- The installer owns schema public (pg_database_owner): renaming it and planting a
+-- look-alike under the old name must not steer the extension's functions, least of all
+-- the event trigger, which runs as its superuser owner on every DROP.
+ALTER SCHEMA public RENAME TO simhash_real;
+CREATE SCHEMA public;
+CREATE TABLE public.simhash_layouts (tbl regclass, col name, max_distance integer, blocks integer, created timestamptz);
+CREATE FUNCTION public.escalate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE WARNING 'escalated: ran as %', current_user;
+    ALTER ROLE regress_simhash_owner SUPERUSER;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER escalate BEFORE DELETE ON public.simhash_layouts
+    FOR EACH STATEMENT EXECUTE FUNCTION public.escalate();
+CREATE TABLE simhash_real.dropped (x integer);
+DROP TABLE simhash_real.dropped;
+SELECT rolsuper AS became_superuser FROM pg_roles WHERE rolname = 'regress_simhash_owner';
+SELECT simhash_real.simhash_create_index('simhash_real.docs', 'fp', 3);
+SELECT * FROM simhash_real.simhash_similar_pairs('SELECT 1, ''x''', 0.8);
+DROP SCHEMA public CASCADE;
+ALTER SCHEMA simhash_real RENAME TO public;
+SELECT count(*) AS layouts_intact FROM simhash_layouts;
 GRANT USAGE, CREATE ON SCHEMA public TO regress_simhash_other;
 GRANT SELECT ON docs TO regress_simhash_other;
 

@@ -640,6 +640,25 @@ citus_partition_method(Oid relid)
 		? DatumGetChar(method) : 0;
 }
 
+/*
+ * Whether name is the name Citus gives the shard with suffix "_<shardid>" of table
+ * `table`: table's name and the suffix, or, when that would not fit in a name, the start
+ * of table's name, a hash and the suffix (Citus's AppendShardIdToName()).
+ */
+static bool
+is_shard_name(const char *name, const char *table, const char *suffix)
+{
+	size_t		len;
+
+	if (table == NULL)
+		return false;
+	len = strlen(table);
+	if (len + strlen(suffix) < NAMEDATALEN)
+		return strncmp(name, table, len) == 0 && strcmp(name + len, suffix) == 0;
+	/* Shortened: compare a prefix that any shortening keeps. */
+	return strncmp(name, table, Min(len, (size_t) 20)) == 0;
+}
+
 /* The distributed table relid is a shard of (same schema), or InvalidOid. */
 static Oid
 citus_shard_of(Oid relid)
@@ -659,7 +678,8 @@ citus_shard_of(Oid relid)
 		!citus_catalog_value("pg_dist_shard", "shardid", F_INT8EQ, Int64GetDatum(shardid),
 							 "logicalrelid", &table) ||
 		DatumGetObjectId(table) == relid ||
-		get_rel_namespace(DatumGetObjectId(table)) != get_rel_namespace(relid))
+		get_rel_namespace(DatumGetObjectId(table)) != get_rel_namespace(relid) ||
+		!is_shard_name(name, get_rel_name(DatumGetObjectId(table)), digits))
 		return InvalidOid;
 	return DatumGetObjectId(table);
 }

@@ -88,6 +88,14 @@ CREATE FUNCTION simhash_df(query text, tokenizer text DEFAULT 'word', n integer 
 DECLARE
     body_type pg_catalog.regtype;
 BEGIN
+    -- The extension's schema must still bear the name it was installed under: renamed,
+    -- another schema could take that name and stand in for the extension's objects.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+        WHERE e.extname OPERATOR(pg_catalog.=) 'simhash') OPERATOR(pg_catalog.<>) '@extschema@' THEN
+        RAISE EXCEPTION 'simhash: the schema of the extension was renamed; rename it back to @extschema@'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
     IF min_df OPERATOR(pg_catalog.<) 1 THEN
         RAISE EXCEPTION 'simhash: min_df must be at least 1, got %', min_df
             USING ERRCODE = 'invalid_parameter_value';
@@ -269,6 +277,13 @@ CREATE FUNCTION simhash_layouts_cleanup() RETURNS event_trigger
     SET search_path = pg_catalog, pg_temp
     AS $$
 BEGIN
+    -- The extension's schema must still bear the name it was installed under: renamed,
+    -- another schema could take that name and stand in for the extension's objects.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+        WHERE e.extname OPERATOR(pg_catalog.=) 'simhash') OPERATOR(pg_catalog.<>) '@extschema@' THEN
+        RETURN;
+    END IF;
     -- SKIP LOCKED: a row some transaction holds (a layout being recorded again for a column
     -- that was renamed away and added anew) is left for the next drop, so no role can make
     -- every DROP in the database wait for its open transaction.
@@ -370,6 +385,14 @@ DECLARE
     ind regclass;
     dropped integer := 0;
 BEGIN
+    -- The extension's schema must still bear the name it was installed under: renamed,
+    -- another schema could take that name and stand in for the extension's objects.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+        WHERE e.extname OPERATOR(pg_catalog.=) 'simhash') OPERATOR(pg_catalog.<>) '@extschema@' THEN
+        RAISE EXCEPTION 'simhash: the schema of the extension was renamed; rename it back to @extschema@'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
     PERFORM @extschema@.simhash_check_column(tbl, col);
     FOR ind IN SELECT DISTINCT b.index FROM @extschema@.simhash_block_indexes(tbl, col) b LOOP
         EXECUTE format('DROP INDEX %s', ind);
@@ -400,6 +423,14 @@ DECLARE
     idxname text;
     suffix integer;
 BEGIN
+    -- The extension's schema must still bear the name it was installed under: renamed,
+    -- another schema could take that name and stand in for the extension's objects.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+        WHERE e.extname OPERATOR(pg_catalog.=) 'simhash') OPERATOR(pg_catalog.<>) '@extschema@' THEN
+        RAISE EXCEPTION 'simhash: the schema of the extension was renamed; rename it back to @extschema@'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
     PERFORM @extschema@.simhash_check_column(tbl, col);
     IF max_distance IS NULL OR max_distance < 0 OR max_distance > 16 THEN
         RAISE EXCEPTION 'simhash: max_distance must be between 0 and 16, got %', coalesce(max_distance::text, 'NULL')
@@ -494,6 +525,14 @@ DECLARE
     k integer := 0;
     found bigint;
 BEGIN
+    -- The extension's schema must still bear the name it was installed under: renamed,
+    -- another schema could take that name and stand in for the extension's objects.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+        WHERE e.extname OPERATOR(pg_catalog.=) 'simhash') OPERATOR(pg_catalog.<>) '@extschema@' THEN
+        RAISE EXCEPTION 'simhash: the schema of the extension was renamed; rename it back to @extschema@'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
     target := @extschema@.simhash_check_rows(rel, lim);
     PERFORM @extschema@.simhash_check_column(target, col);
     IF max_distance IS NOT NULL AND (max_distance < 0 OR max_distance > 64) THEN
@@ -547,6 +586,14 @@ CREATE FUNCTION simhash_skew(tbl regclass, col name, top integer DEFAULT 5)
 DECLARE
     b integer;
 BEGIN
+    -- The extension's schema must still bear the name it was installed under: renamed,
+    -- another schema could take that name and stand in for the extension's objects.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+        WHERE e.extname OPERATOR(pg_catalog.=) 'simhash') OPERATOR(pg_catalog.<>) '@extschema@' THEN
+        RAISE EXCEPTION 'simhash: the schema of the extension was renamed; rename it back to @extschema@'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
     PERFORM @extschema@.simhash_check_column(tbl, col);
     IF top IS NULL OR top < 1 THEN
         RAISE EXCEPTION 'simhash: top must be at least 1'
@@ -703,6 +750,14 @@ DECLARE
     body_type pg_catalog.regtype;
     bad bigint;
 BEGIN
+    -- The extension's schema must still bear the name it was installed under: renamed,
+    -- another schema could take that name and stand in for the extension's objects.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+        WHERE e.extname OPERATOR(pg_catalog.=) 'simhash') OPERATOR(pg_catalog.<>) '@extschema@' THEN
+        RAISE EXCEPTION 'simhash: the schema of the extension was renamed; rename it back to @extschema@'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
     EXECUTE pg_catalog.format(
         'SELECT pg_catalog.pg_typeof((SELECT q.id FROM (%1$s) AS q (id, body) LIMIT 0)), '
         'pg_catalog.pg_typeof((SELECT q.body FROM (%1$s) AS q (id, body) LIMIT 0))', query)
@@ -766,6 +821,14 @@ DECLARE
     recipe record;
     candidates text := '';
 BEGIN
+    -- The extension's schema must still bear the name it was installed under: renamed,
+    -- another schema could take that name and stand in for the extension's objects.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+        WHERE e.extname OPERATOR(pg_catalog.=) 'simhash') OPERATOR(pg_catalog.<>) '@extschema@' THEN
+        RAISE EXCEPTION 'simhash: the schema of the extension was renamed; rename it back to @extschema@'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
     FOR recipe IN SELECT * FROM @extschema@.simhash_similar_recipes(min_similarity) LOOP
         IF recipe.candidates OPERATOR(pg_catalog.=) 'lsh' THEN
             EXECUTE pg_catalog.format(
@@ -811,6 +874,14 @@ DECLARE
     hashjoin text;
     mergejoin text;
 BEGIN
+    -- The extension's schema must still bear the name it was installed under: renamed,
+    -- another schema could take that name and stand in for the extension's objects.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+        WHERE e.extname OPERATOR(pg_catalog.=) 'simhash') OPERATOR(pg_catalog.<>) '@extschema@' THEN
+        RAISE EXCEPTION 'simhash: the schema of the extension was renamed; rename it back to @extschema@'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
     PERFORM @extschema@.simhash_similar_recipes(min_similarity);  -- checks min_similarity
     PERFORM @extschema@.simhash_similar_rows(query, pg_catalog.format('%s_rows', tmp), reps);
     PERFORM @extschema@.simhash_similar_candidates(min_similarity, reps,
@@ -877,6 +948,14 @@ DECLARE
     hooked bigint;
     jumped bigint;
 BEGIN
+    -- The extension's schema must still bear the name it was installed under: renamed,
+    -- another schema could take that name and stand in for the extension's objects.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+        WHERE e.extname OPERATOR(pg_catalog.=) 'simhash') OPERATOR(pg_catalog.<>) '@extschema@' THEN
+        RAISE EXCEPTION 'simhash: the schema of the extension was renamed; rename it back to @extschema@'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
     -- Both directions of every pair.
     EXECUTE pg_catalog.format(
         'CREATE TEMPORARY TABLE %I ON COMMIT DROP AS '
@@ -931,6 +1010,14 @@ CREATE FUNCTION simhash_similar_nearest(rel anyelement, text_col name, keys_col 
 DECLARE
     target regclass;
 BEGIN
+    -- The extension's schema must still bear the name it was installed under: renamed,
+    -- another schema could take that name and stand in for the extension's objects.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+        WHERE e.extname OPERATOR(pg_catalog.=) 'simhash') OPERATOR(pg_catalog.<>) '@extschema@' THEN
+        RAISE EXCEPTION 'simhash: the schema of the extension was renamed; rename it back to @extschema@'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
     target := @extschema@.simhash_check_rows(rel, lim);
     IF NOT EXISTS (SELECT 1 FROM pg_attribute a
                    WHERE a.attrelid = target AND a.attname = keys_col AND a.attnum > 0
