@@ -630,7 +630,7 @@ CREATE FUNCTION simhash_dedupe() RETURNS trigger
     AS 'MODULE_PATHNAME', 'simhash_dedupe'
     LANGUAGE C;
 COMMENT ON FUNCTION simhash_dedupe() IS
-'BEFORE INSERT OR UPDATE row trigger keeping near duplicates out: arguments text column, fingerprint column, maximum distance or similarity threshold (0.8..1, with a decimal point), policy reject | skip | link [, link column]';
+'BEFORE INSERT OR UPDATE row trigger keeping near duplicates out: arguments text column, key column (a bigint fingerprint with a maximum distance 0..16; a bigint[] of simhash_lsh keys with a similarity threshold 0.7..1, written with a decimal point), the distance or threshold, policy reject | skip | link [, link column]';
 
 
 -- == All pairs and clusters of a table =========================================
