@@ -24,9 +24,10 @@ verbose=0
 paths=()
 while [[ $# -gt 0 ]]; do
     case $1 in
-        --k) k=$2; shift 2 ;;
+        --k) [[ $# -ge 2 ]] || die "--k needs a number"; k=$2; shift 2 ;;
         --verbose) verbose=1; shift ;;
         -h | --help) sed -n '2,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -*) die "unknown option: $1 (try --help)" ;;
         *) paths+=("$1"); shift ;;
     esac
 done

@@ -21,7 +21,7 @@ test=0
 while [[ $# -gt 0 ]]; do
     case $1 in
         --test) test=1; shift ;;
-        --out) out=$2; shift 2 ;;
+        --out) [[ $# -ge 2 ]] || die "--out needs a directory"; out=$2; shift 2 ;;
         -h | --help) sed -n '2,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac

@@ -14,7 +14,7 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-[[ $# -eq 1 ]] || die "usage: $0 DIR"
+[[ $# -eq 1 && $1 != -* ]] || { sed -n '2,11s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; [[ ${1:-} == -h || ${1:-} == --help ]] && exit 0; exit 2; }
 dest=$1
 src_bin=/usr/lib/postgresql/${PG_MAJOR}/bin
 [[ -x ${src_bin}/pg_config ]] || die "PostgreSQL ${PG_MAJOR} is not installed: run scripts/setup.sh --no-build"

@@ -37,6 +37,7 @@ setup_args=(--private-pg --quiet)
 for arg in "$@"; do
     case ${arg} in
         --verbose) setup_args=(--private-pg) ;;
+        -h | --help) sed -n '2,30s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" | sed '/^set -euo/,$d'; exit 0 ;;
         *) die "unknown argument: ${arg} (scripts/test.sh [--verbose])" ;;
     esac
 done

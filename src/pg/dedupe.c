@@ -722,7 +722,7 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 	if (tg->tgnargs < 4 || tg->tgnargs > 5)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("simhash_dedupe: trigger \"%s\" needs 4 or 5 arguments: text column, fingerprint column, maximum distance or similarity threshold, policy [, link column]",
+				 errmsg("simhash_dedupe: trigger \"%s\" needs 4 or 5 arguments: text column, key column (fingerprint or LSH keys), maximum distance or similarity threshold, policy [, link column]",
 						tg->tgname)));
 	if (rel->rd_rel->relkind != RELKIND_RELATION)
 		ereport(ERROR,

@@ -2,8 +2,9 @@
  * The simhash_layouts catalog: which block-index layout simhash_create_index made for a
  * fingerprint column (table, column, largest distance served, number of blocks).
  *
- * Security. Everyone may read the table; nobody but its owner (the role that created the
- * extension) holds a write privilege on it. Table owners record and forget the layouts of
+ * Security. Everyone may read the table; nobody but its owner (the superuser who created
+ * the extension, or the bootstrap superuser after a trusted install) holds a write
+ * privilege on it. Table owners record and forget the layouts of
  * their own tables through simhash_layout_record() and simhash_layout_forget(), which check
  * ownership as the caller and then write as the catalog's owner. Granting INSERT, UPDATE or
  * DELETE to PUBLIC instead (guarded by row-level security) let any role LOCK the table in

@@ -227,7 +227,7 @@ simhash_lsh_set(PG_FUNCTION_ARGS)
 
 /*
  * The calibration (bench/eval_natural.cpp, on natural near duplicates: paragraphs of man
- * pages in five languages and of copyright files; see the README's calibration table). From
+ * pages in five languages and of copyright files; see the calibration in docs/verified.md). From
  * SIMHASH_LSH_MIN_SIMILARITY = 0.7, the pairs sharing an LSH key hold at least 99 % of the
  * pairs at or above the threshold in every collection, with about 2 candidates per row.
  * Below, the fingerprints and radii whose candidate pairs hold at least 97 % of them (96.4 %

@@ -636,7 +636,7 @@ COMMENT ON FUNCTION simhash_dedupe() IS
 -- == All pairs and clusters of a table =========================================
 
 -- Both run a query returning (id, fp) once, through SPI, so they are VOLATILE (the query
--- may be anything) and PARALLEL UNSAFE. Memory: work_mem (see the README).
+-- may be anything) and PARALLEL UNSAFE. Memory: work_mem (see docs/pairs.md).
 
 CREATE FUNCTION simhash_pairs(query text, max_distance integer)
     RETURNS TABLE (id1 bigint, id2 bigint, distance integer)
@@ -693,7 +693,7 @@ COMMENT ON FUNCTION simhash_containment(bigint[], bigint[]) IS
 
 -- Candidate keys: MinHash locality-sensitive hashing of the shingle set
 -- (src/core/minhash.hpp). Two texts of similarity t share a key with probability about
--- 1 - (1 - t^5)^20 (0.9996 at 0.8; measured on natural near duplicates: >= 0.99 from 0.7).
+-- 1 - (1 - t^5)^20 (0.9996 at 0.8; measured on natural near duplicates: about 0.99 from 0.7, 0.9898 in the weakest collection).
 -- Stored in a bigint[] column with a GIN index, the keys find the texts that may reach a
 -- threshold from 0.7 with one index lookup per key:
 --   lsh bigint[] GENERATED ALWAYS AS (simhash_lsh(body)) STORED; CREATE INDEX ... USING gin (lsh)
@@ -702,7 +702,7 @@ CREATE FUNCTION simhash_lsh(body text) RETURNS bigint[]
     AS 'MODULE_PATHNAME', 'simhash_lsh_text'
     LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION simhash_lsh(text) IS
-'the 20 MinHash LSH keys of the 5-character shingle set of a normalized text (empty for a text without characters): texts with simhash_jaccard >= 0.7 share at least one key with probability >= 0.99; index a column of them with GIN and search with &&';
+'the 20 MinHash LSH keys of the 5-character shingle set of a normalized text (empty for a text without characters): texts with simhash_jaccard >= 0.7 share at least one key with probability about 0.99 (0.9898 in the weakest collection measured); index a column of them with GIN and search with &&';
 
 CREATE FUNCTION simhash_lsh(shingles bigint[]) RETURNS bigint[]
     AS 'MODULE_PATHNAME', 'simhash_lsh_set'
@@ -711,7 +711,7 @@ COMMENT ON FUNCTION simhash_lsh(bigint[]) IS
 'the MinHash LSH keys of a shingle set made by simhash_shingles: simhash_lsh(simhash_shingles(body)) = simhash_lsh(body)';
 
 -- The candidates of the verified functions for a similarity threshold (the one calibration
--- table, src/pg/similarity.c, measured with bench/eval_natural.cpp; see the README): from
+-- table, src/pg/similarity.c, measured with bench/eval_natural.cpp; see docs/verified.md): from
 -- 0.7 the pairs sharing a simhash_lsh key (candidates = 'lsh'); below, the pairs within a
 -- Hamming radius of one of the fingerprints simhash(body, tokenizer, n, 'binary')
 -- (candidates = 'simhash').
