@@ -45,8 +45,11 @@ CREATE TRIGGER docs_dedupe BEFORE INSERT ON docs FOR EACH ROW
 INSERT INTO docs (id, body) VALUES (4, 'permission is hereby granted free of charge to any person obtaining a copy of this software');
 CREATE TABLE df AS SELECT * FROM simhash_df('SELECT body FROM docs');
 SELECT count(*) AS with_tfidf FROM docs WHERE simhash_tfidf(body, 'df') IS NOT NULL;
--- but not the superuser's objects behind it
+-- but not the superuser's objects behind it: the installer may insert layout rows (a
+-- restore of its own dump needs it), only for tables it owns, and not change or delete any
+INSERT INTO simhash_layouts VALUES ('pg_class', 'relname', 3, 4, now());
 INSERT INTO simhash_layouts VALUES ('docs', 'fp', 3, 4, now());
+UPDATE simhash_layouts SET blocks = 16;
 DELETE FROM simhash_layouts;
 ALTER TABLE simhash_layouts ADD COLUMN x integer;
 GRANT INSERT ON simhash_layouts TO regress_simhash_owner;

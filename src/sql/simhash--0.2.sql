@@ -257,6 +257,28 @@ SELECT pg_catalog.pg_extension_config_dump('simhash_layouts',
     'AND c.relpersistence OPERATOR(pg_catalog.<>) ''t'')');
 REVOKE ALL ON simhash_layouts FROM PUBLIC;
 GRANT SELECT ON simhash_layouts TO PUBLIC;
+-- The extension's owner (the database owner after a trusted install) may insert, so that a
+-- restore of its own pg_dump keeps the layouts; a row must then name a table the inserting
+-- role owns. INSERT alone cannot take a lock that blocks the cleanup's DELETE.
+GRANT INSERT ON simhash_layouts TO @extowner@;
+CREATE FUNCTION simhash_layouts_check() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_class c
+                   WHERE c.oid OPERATOR(pg_catalog.=) NEW.tbl
+                     AND pg_catalog.pg_has_role(c.relowner, 'USAGE')) THEN
+        RAISE EXCEPTION 'simhash: only the owners of table % may record its layout', NEW.tbl
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION simhash_layouts_check() IS
+'trigger of simhash_layouts: a row inserted names a table the inserting role owns (42501 otherwise)';
+CREATE TRIGGER simhash_layouts_check BEFORE INSERT ON simhash_layouts
+    FOR EACH ROW EXECUTE FUNCTION simhash_layouts_check();
 
 CREATE FUNCTION simhash_layout_record(tbl regclass, col name, max_distance integer, blocks integer)
     RETURNS void

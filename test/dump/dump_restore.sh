@@ -3,7 +3,9 @@
 # simhash_layouts, the block indexes and the dedupe trigger come back, and the restored
 # database answers radius queries through the indexes exactly as the original does. The
 # extension lives in its own schema and the table and column names need quoting, so
-# nothing may depend on search_path or on plain names.
+# nothing may depend on search_path or on plain names. Then the same as a database owner
+# who is not a superuser (the extension is trusted): dump and restore as that role keep
+# the layout too.
 #
 # Usage: test/dump/dump_restore.sh     (exits non-zero on failure)
 # Needs the extension installed (scripts/setup.sh).
@@ -61,4 +63,21 @@ psql -d dump_target -At <<'SQL' | grep -qx 't' || die "the restored trigger did 
 INSERT INTO "My Docs" (id, body) VALUES (1000, 'LICENCE TEXT NUMBER 3 GRANTED TO 3 PERSONS, UNDER CONDITIONS!');
 SELECT dup_of IS NOT NULL FROM "My Docs" WHERE id = 1000;
 SQL
+
+# A database owner who is not a superuser installs the extension, dumps and restores.
+psql -c 'CREATE ROLE dump_owner LOGIN' -c 'CREATE DATABASE owner_source OWNER dump_owner' \
+    -c 'CREATE DATABASE owner_target OWNER dump_owner'
+psql -U dump_owner -d owner_source <<'SQL'
+CREATE EXTENSION simhash;
+CREATE TABLE docs (id integer PRIMARY KEY, body text, fp bigint GENERATED ALWAYS AS (simhash(body)) STORED);
+INSERT INTO docs (id, body) SELECT i, 'licence text number ' || (i % 50) FROM generate_series(1, 200) i;
+SELECT count(*) FROM simhash_create_index('docs', 'fp', 3) \g /dev/null
+SQL
+"${PG_BIN}/pg_dump" -U dump_owner -d owner_source -f "${PGCLUSTER_DIR}/owner.sql"
+psql -U dump_owner -d owner_target -f "${PGCLUSTER_DIR}/owner.sql" >/dev/null ||
+    die "a restore by the database owner failed"
+owner_state=$(psql -U dump_owner -d owner_target -At -c \
+    "SELECT string_agg(tbl::text || ' ' || col || ' ' || max_distance || ' ' || blocks, ',') FROM simhash_layouts")
+[[ ${owner_state} == "docs fp 3 3" ]] ||
+    die "the layout restored by the database owner is '${owner_state}', not 'docs fp 3 3'"
 log "passed"
