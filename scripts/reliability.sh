@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Reliability figures on a throwaway cluster, as one table: memory each SQL function keeps
+# per call over many calls in one session (leaks), and how fast statement_timeout stops the
+# long-running calls (cancellation), with what they leave behind.
+#
+# Usage: scripts/reliability.sh [--calls N] [--timeout MS]
+#   --calls N     calls of each function in the leak runs (default 200000; a warm-up of
+#                 N / 10 first, whose growth is not counted)
+#   --timeout MS  statement_timeout of the cancellation runs (default 100)
+#
+# Leaks: the backend's resident memory (VmRSS) after the warm-up and after N more calls,
+# (after - before) / N bytes a call, less the same figure for the harness alone (a loop
+# whose every call runs in a PL/pgSQL exception block, so that error paths can be called). Cancellation: the time from the statement's start to its error (57014), and then
+# the temporary files, locks and layout rows left (all must be 0).
+# Needs scripts/setup.sh (run here with --private-pg --quiet).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
+# shellcheck source=scripts/pgcluster.sh
+source scripts/pgcluster.sh
+
+calls=200000
+timeout_ms=100
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --calls) [[ $# -ge 2 ]] || die "--calls needs a number"; calls=$2; shift 2 ;;
+        --timeout) [[ $# -ge 2 ]] || die "--timeout needs milliseconds"; timeout_ms=$2; shift 2 ;;
+        -h | --help) sed -n '2,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        *) die "unknown argument: $1 (try --help)" ;;
+    esac
+done
+[[ ${calls} =~ ^[1-9][0-9]*$ && ${timeout_ms} =~ ^[1-9][0-9]*$ ]] || die "--calls and --timeout take positive numbers"
+
+scripts/setup.sh --private-pg --quiet >&2
+use_private_pg
+export PGCLUSTER_SETTINGS="max_parallel_workers_per_gather = 0
+jit = off"
+pgcluster_start
+trap pgcluster_stop EXIT
+psql() { command psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+psql -c 'CREATE EXTENSION simhash' >/dev/null
+
+printf '\n| check | what | figure |\n|---|---|---|\n'
+
+# leak NAME STATEMENT : one session runs STATEMENT (a PL/pgSQL statement using loop
+# variable i) N / 10 times, then N times, and reports the VmRSS growth of the second run.
+leak() {
+    local name=$1 stmt=$2 out
+    out=$(psql -At -v calls="${calls}" -v stmt="${stmt}" <<'SQL'
+CREATE TEMP TABLE rss (stage text, kb bigint);
+CREATE FUNCTION pg_temp.rss_kb() RETURNS bigint LANGUAGE sql AS
+$$ SELECT (regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'VmRSS:\s+(\d+)'))[1]::bigint $$;
+SELECT format($f$CREATE FUNCTION pg_temp.run(n integer) RETURNS void LANGUAGE plpgsql AS $b$
+DECLARE x bigint; t text;
+BEGIN
+    FOR i IN 1..n LOOP
+        BEGIN %s; EXCEPTION WHEN OTHERS THEN NULL; END;
+    END LOOP;
+END $b$$f$, :'stmt') \gexec
+SELECT pg_temp.run(:calls / 10);
+INSERT INTO rss SELECT 'before', pg_temp.rss_kb();
+SELECT pg_temp.run(:calls);
+INSERT INTO rss SELECT 'after', pg_temp.rss_kb();
+SELECT round(((SELECT kb FROM rss WHERE stage = 'after') - (SELECT kb FROM rss WHERE stage = 'before')) * 1024.0 / :calls, 2);
+SQL
+    )
+    LEAK=${out##*$'\n'}
+}
+
+# The harness alone (a loop of subtransactions) grows too: its figure is subtracted.
+leak_net() {
+    local name=$1
+    leak "$@"
+    printf '| leak | %s | %s bytes a call (%s measured, %s for the harness alone), over %s calls |\n' \
+        "${name}" "$(awk -v a="${LEAK}" -v b="${BASE}" 'BEGIN { printf "%.2f", a - b }')" "${LEAK}" "${BASE}" "${calls}"
+}
+leak 'harness' 'x := i'
+BASE=${LEAK}
+
+leak_net 'simhash(text)' "x := simhash('The quick brown fox ' || i || ' jumps over the lazy dog')"
+leak_net "simhash(text, 'char', 5, 'binary')" "x := simhash('自由软件基金会 ' || i, 'char', 5, 'binary')"
+leak_net 'simhash(tsvector)' "x := simhash(to_tsvector('english', 'The quick brown fox ' || i))"
+leak_net 'simhash(text[], weights)' "x := simhash(ARRAY['a' || i, 'b'], ARRAY[1.5, 2])"
+leak_net 'simhash_jaccard' "x := (simhash_jaccard('Permission is hereby granted ' || i, 'permission is hereby granted') * 1000)::bigint"
+leak_net 'simhash_lsh' "x := cardinality(simhash_lsh('Permission is hereby granted, free of charge ' || i))"
+leak_net 'simhash_to_hex / _from_hex' "x := simhash_from_hex(simhash_to_hex(i))"
+leak_net 'error: bad tokenizer (22023)' "x := simhash('text ' || i, 'nonsense')"
+leak_net 'error: bad hex (22P02)' "x := simhash_from_hex('zz' || i)"
+
+# cancel NAME SETUP STATEMENT : STATEMENT under statement_timeout; the time to its error,
+# then what is left behind.
+cancel() {
+    local name=$1 setup=$2 stmt=$3 out
+    out=$(psql -At -v timeout="${timeout_ms}" -v setup="${setup}" -v stmt="${stmt}" <<'SQL' 2>&1 || true
+SELECT :'setup' <> '' AS has_setup \gset
+\if :has_setup
+SELECT :'setup' \gexec
+\endif
+SET statement_timeout = :timeout;
+SELECT clock_timestamp() AS t0 \gset
+\set ON_ERROR_STOP 0
+SELECT :'stmt' \gexec
+\set ON_ERROR_STOP 1
+RESET statement_timeout;
+SELECT round(extract(epoch FROM clock_timestamp() - :'t0'::timestamptz) * 1000) AS ms,
+       (SELECT count(*) FROM pg_ls_tmpdir()) AS temp_files,
+       (SELECT count(*) FROM pg_locks WHERE pid <> pg_backend_pid() OR locktype = 'advisory') AS locks,
+       (SELECT count(*) FROM simhash_layouts) AS layouts \gset
+SELECT format('%s ms; left: %s temporary files, %s locks, %s layout rows', :'ms', :'temp_files', :'locks', :'layouts');
+SQL
+    )
+    local line
+    line=$(grep -E '^[0-9]+ ms; left' <<<"${out}" || echo "no result: ${out//$'\n'/ }")
+    grep -q 'canceling statement due to statement timeout' <<<"${out}" || line="NOT CANCELLED: ${line}"
+    printf '| cancel | %s | %s |\n' "${name}" "${line}"
+}
+
+cancel 'simhash() of 200 MB' "CREATE TABLE big AS SELECT repeat('lorem ipsum dolor sit amet ', 7700000) AS body" \
+    'SELECT simhash(body) FROM big'
+cancel "simhash(…, 'char', 5, 'binary') of 200 MB" '' "SELECT simhash(body, 'char', 5, 'binary') FROM big"
+cancel 'simhash_lsh of 200 MB' '' 'SELECT cardinality(simhash_lsh(body)) FROM big'
+cancel 'simhash_pairs, 2M rows, k = 8' '' \
+    "SELECT count(*) FROM simhash_pairs('SELECT i, (hashint8(i)::bigint << 32) | (hashint8(-i)::bigint & 4294967295) FROM generate_series(1, 2000000) i', 8)"
+cancel 'simhash_pairs, 2M rows, spilled (work_mem 64kB)' '' \
+    "SET work_mem = '64kB'; SELECT count(*) FROM simhash_pairs('SELECT i, (hashint8(i)::bigint << 32) | (hashint8(-i)::bigint & 4294967295) FROM generate_series(1, 2000000) i', 8)"
+cancel 'simhash_create_index, 5M rows' \
+    'CREATE TABLE fps AS SELECT i AS id, (hashint8(i)::bigint << 32) | (hashint8(-i)::bigint & 4294967295) AS fp FROM generate_series(1, 5000000) i' \
+    "SELECT count(*) FROM simhash_create_index('fps', 'fp', 6)"
+cancel 'simhash_df of 200 MB' '' "SELECT count(*) FROM simhash_df('SELECT body FROM big')"
+cancel 'simhash_similar_pairs, 200k rows' \
+    "CREATE TABLE paras AS SELECT i AS id, 'paragraph ' || (i % 1000) || ' of a licence text with words ' || i AS body FROM generate_series(1, 200000) i" \
+    "SELECT count(*) FROM simhash_similar_pairs('SELECT id, body FROM paras', 0.8)"
