@@ -49,6 +49,12 @@ SELECT cardinality(simhash_lsh('The quick brown fox jumps over the lazy dog')) A
 SELECT (simhash_lsh('The quick brown fox jumps over the lazy dog'))[1:3] AS golden_en,
        (simhash_lsh('abc'))[1:2] AS golden_short,
        (simhash_lsh('これはテストの文章です'))[20] AS golden_ja;
+-- The digest of the shingle set: equal for texts equal once normalized, NULL without a
+-- character, and a golden value.
+SELECT simhash_shingle_digest('The Quick, brown FOX!') = simhash_shingle_digest('the quick brown fox') AS normalized_equal,
+       simhash_shingle_digest('the quick brown fox') <> simhash_shingle_digest('the quick brown fax') AS different,
+       simhash_shingle_digest('... !!!') IS NULL AS no_char_null,
+       simhash_shingle_digest('The quick brown fox jumps over the lazy dog') AS golden;
 -- Keys shared by band position: a pair shares a key when some band agrees.
 SELECT count(*) FILTER (WHERE k.a = k.b) AS bands_shared
 FROM unnest(simhash_lsh('Permission is hereby granted, free of charge, to any person obtaining a copy'),

@@ -32,6 +32,10 @@ simhash_status simhash_shingle_overlap(const std::uint64_t* a, std::size_t na,
   });
 }
 
+std::uint64_t simhash_shingle_digest(const std::uint64_t* set, std::size_t n) noexcept {
+  return set == nullptr ? simhash::set_digest(nullptr, 0) : simhash::set_digest(set, n);
+}
+
 simhash_status simhash_lsh_keys(const std::uint64_t* set, std::size_t n, std::int64_t* keys,
                                 std::size_t keys_cap, std::size_t* nkeys, char* errbuf,
                                 std::size_t errcap) noexcept {

@@ -26,6 +26,9 @@ simhash_status simhash_shingle_overlap(const uint64_t *a, size_t na, const uint6
                                        uint64_t *common, char *errbuf,
                                        size_t errcap) SIMHASH_NOEXCEPT;
 
+/* A 64-bit digest of a shingle set (simhash::set_digest): equal sets, equal digests. */
+uint64_t simhash_shingle_digest(const uint64_t *set, size_t n) SIMHASH_NOEXCEPT;
+
 /* MinHash LSH keys (src/core/minhash.hpp): bands of rows signature values, one key a band. */
 #define SIMHASH_LSH_BANDS 20
 #define SIMHASH_LSH_ROWS 5

@@ -3,6 +3,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "core/mix.hpp"
 #include "core/text_options.hpp"
 
 namespace simhash {
@@ -67,6 +68,12 @@ Overlap overlap(const std::uint64_t* a, std::size_t na, const std::uint64_t* b, 
   o.right = nb;
   o.common = na <= nb ? count_common(a, na, b, nb) : count_common(b, nb, a, na);
   return o;
+}
+
+std::uint64_t set_digest(const std::uint64_t* set, std::size_t n) noexcept {
+  std::uint64_t h = mix64(0x243F6A8885A308D3ULL ^ n);
+  for (std::size_t i = 0; i < n; ++i) h = mix64(h ^ set[i]) + 0x13198A2E03707344ULL;
+  return mix64(h);
 }
 
 std::vector<std::uint64_t> shingle_set(std::string_view text, int n) {

@@ -52,6 +52,10 @@ inline double jaccard_bound(std::uint64_t left, std::uint64_t right) noexcept {
   return hi == 0 ? -1.0 : static_cast<double>(lo) / static_cast<double>(hi);
 }
 
+// A 64-bit digest of a shingle set (ascending, distinct hashes): equal sets have equal
+// digests; different sets collide with probability about 2^-64.
+std::uint64_t set_digest(const std::uint64_t* set, std::size_t n) noexcept;
+
 // The shingle set of a UTF-8 text: ascending, distinct hashes of its shingles of n
 // normalized characters (a text of fewer than n characters has one shingle of them all; a
 // text without characters has none). The same features as simhash(text, 'char', n).

@@ -13,6 +13,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "utils/array.h"
@@ -211,6 +212,56 @@ simhash_lsh_text(PG_FUNCTION_ARGS)
 
 	pfree((void *) set.data);
 	PG_RETURN_ARRAYTYPE_P(simhash_lsh_array(keys, n));
+}
+
+PG_FUNCTION_INFO_V1(simhash_shingle_digest_text);
+
+/*
+ * simhash_shingle_digest(body text) -> bigint: a 64-bit digest of the text's shingle set,
+ * equal for texts whose shingle sets are equal (similarity 1); NULL for a text without
+ * characters.
+ */
+Datum
+simhash_shingle_digest_text(PG_FUNCTION_ARGS)
+{
+	ShingleSet	set = simhash_text_shingles(PG_GETARG_TEXT_PP(0));
+	uint64		digest;
+
+	if (set.size == 0)
+		PG_RETURN_NULL();
+	digest = simhash_shingle_digest(set.data, set.size);
+	pfree((void *) set.data);
+	PG_RETURN_INT64((int64) digest);
+}
+
+PG_FUNCTION_INFO_V1(simhash_shingle_summary);
+
+/*
+ * simhash_shingle_summary(body text, OUT digest bigint, OUT keys bigint[]): the digest and
+ * the LSH keys of a text's shingle set from one shingling (both NULL for a text without
+ * characters). simhash_similar_pairs groups by the digest and joins on the keys.
+ */
+Datum
+simhash_shingle_summary(PG_FUNCTION_ARGS)
+{
+	ShingleSet	set = simhash_text_shingles(PG_GETARG_TEXT_PP(0));
+	TupleDesc	desc;
+	Datum		values[2];
+	bool		nulls[2] = {true, true};
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "simhash_shingle_summary: return type must be a row type");
+	if (set.size > 0)
+	{
+		int64		keys[SIMHASH_LSH_BANDS];
+		int			n = simhash_shingle_lsh_keys(set, keys);
+
+		values[0] = Int64GetDatum((int64) simhash_shingle_digest(set.data, set.size));
+		values[1] = PointerGetDatum(simhash_lsh_array(keys, n));
+		nulls[0] = nulls[1] = false;
+	}
+	pfree((void *) set.data);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }
 
 PG_FUNCTION_INFO_V1(simhash_lsh_set);

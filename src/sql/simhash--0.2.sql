@@ -726,6 +726,18 @@ CREATE FUNCTION simhash_lsh(body text) RETURNS bigint[]
 COMMENT ON FUNCTION simhash_lsh(text) IS
 'the 20 MinHash LSH keys of the 5-character shingle set of a normalized text (empty for a text without characters): texts with simhash_jaccard >= 0.7 share at least one key with probability about 0.99 (0.9898 in the weakest collection measured); index a column of them with GIN and search with &&';
 
+CREATE FUNCTION simhash_shingle_digest(body text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'simhash_shingle_digest_text'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_shingle_digest(text) IS
+'a 64-bit digest of the 5-character shingle set of a normalized text: equal for texts of similarity 1 (different sets collide with probability about 2^-64); NULL for a text without characters';
+
+CREATE FUNCTION simhash_shingle_summary(body text, OUT digest bigint, OUT keys bigint[])
+    AS 'MODULE_PATHNAME', 'simhash_shingle_summary'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_shingle_summary(text) IS
+'simhash_shingle_digest(body) and simhash_lsh(body) from one shingling (both NULL for a text without characters); what simhash_similar_pairs groups and joins on';
+
 CREATE FUNCTION simhash_lsh(shingles bigint[]) RETURNS bigint[]
     AS 'MODULE_PATHNAME', 'simhash_lsh_set'
     LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -748,9 +760,9 @@ COMMENT ON FUNCTION simhash_similar_recipes(double precision) IS
 -- min_similarity. The steps, each into a temporary table (memory is PostgreSQL's own:
 -- work_mem, spilling to disk):
 --   1. the rows; NULL and repeated ids are errors;
---   2. identical texts are grouped: each group is represented by its smallest id, and its
---      members are pairs of similarity 1 without further work; texts without a feature
---      (no character) are left out;
+--   2. texts with equal shingle sets (identical once normalized) are grouped: each group
+--      is represented by its smallest id, and its members are pairs of similarity 1
+--      without further work; texts without a character are left out;
 --   3. candidates (simhash_similar_recipes(min_similarity)): from 0.7, pairs of
 --      representatives that share a simhash_lsh key (a join on the keys); below, pairs
 --      whose fingerprints lie within the radius of a recipe (simhash_pairs);
@@ -761,9 +773,9 @@ COMMENT ON FUNCTION simhash_similar_recipes(double precision) IS
 -- Not pinned to a search_path, because the query is the caller's: every name and operator
 -- here is schema-qualified instead.
 -- Steps 1 and 2 of simhash_similar_pairs (below): the query's rows into temporary table
--- reps (id, rep, body): NULL and repeated ids are errors; identical texts are grouped, each
--- group represented by its smallest id (rep), which alone keeps the text; texts without a
--- character are left out. Runs the caller's query as the caller.
+-- reps (id, rep, body): NULL and repeated ids are errors; texts with equal shingle sets
+-- (identical once normalized) are grouped, each group represented by its smallest id
+-- (rep), which alone keeps the text; texts without a character are left out. Runs the caller's query as the caller.
 CREATE FUNCTION simhash_similar_rows(query text, rows_ text, reps text) RETURNS void
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
     AS $fn$
@@ -812,24 +824,25 @@ BEGIN
             USING ERRCODE = 'cardinality_violation';
     END IF;
 
-    -- 2. Groups of identical texts; the representative (rep = id) keeps the text. Groups
-    -- whose text has no character are left out.
+    -- 2. Groups of texts with equal shingle sets (the same text once normalized: similarity
+    -- 1, by simhash_shingle_digest); the representative (rep = id) keeps the text. Texts
+    -- without a character are left out.
     EXECUTE pg_catalog.format(
         'CREATE TEMPORARY TABLE %1$I ON COMMIT DROP AS '
         'SELECT g.id, g.rep, '
-        '       CASE WHEN g.id OPERATOR(pg_catalog.=) g.rep THEN g.body END AS body '
-        'FROM (SELECT r.id, r.body, pg_catalog.min(r.id) OVER (PARTITION BY r.body) AS rep '
-        '      FROM pg_temp.%2$I r WHERE r.body IS NOT NULL) g; '
-        'DROP TABLE pg_temp.%2$I; '
-        'DELETE FROM pg_temp.%1$I g WHERE EXISTS '
-        '    (SELECT FROM pg_temp.%1$I r WHERE r.id OPERATOR(pg_catalog.=) g.rep AND r.body IS NOT NULL '
-        '     AND @extschema@.simhash(r.body, ''char'', 1, ''binary'') IS NULL)',
+        '       CASE WHEN g.id OPERATOR(pg_catalog.=) g.rep THEN g.body END AS body, '
+        '       CASE WHEN g.id OPERATOR(pg_catalog.=) g.rep THEN g.keys END AS keys '
+        'FROM (SELECT r.id, r.body, s.keys, '
+        '             pg_catalog.min(r.id) OVER (PARTITION BY s.digest) AS rep '
+        '      FROM pg_temp.%2$I r, @extschema@.simhash_shingle_summary(r.body) AS s '
+        '      WHERE r.body IS NOT NULL AND s.digest IS NOT NULL) g; '
+        'DROP TABLE pg_temp.%2$I',
         reps, rows_);
 
 END
 $fn$;
 COMMENT ON FUNCTION simhash_similar_rows(text, text, text) IS
-'helper of simhash_similar_pairs: the query''s (id, body) rows, checked, into temporary table reps with identical texts grouped';
+'helper of simhash_similar_pairs: the query''s (id, body) rows, checked, into temporary table reps, texts with equal shingle sets grouped';
 
 -- Step 3 of simhash_similar_pairs: the candidate pairs (id1 < id2) of the representatives
 -- in temporary table reps into temporary table cand, as simhash_similar_recipes says for
@@ -855,8 +868,8 @@ BEGIN
         IF recipe.candidates OPERATOR(pg_catalog.=) 'lsh' THEN
             EXECUTE pg_catalog.format(
                 'CREATE TEMPORARY TABLE %1$I ON COMMIT DROP AS '
-                'SELECT k.k, r.id FROM pg_temp.%2$I r, pg_catalog.unnest(@extschema@.simhash_lsh(r.body)) AS k (k) '
-                'WHERE r.body IS NOT NULL',
+                'SELECT k.k, r.id FROM pg_temp.%2$I r, pg_catalog.unnest(r.keys) AS k (k) '
+                'WHERE r.keys IS NOT NULL',
                 keys, reps);
             candidates := pg_catalog.format(
                 '%s%sSELECT DISTINCT a.id AS id1, b.id AS id2 FROM pg_temp.%I a JOIN pg_temp.%I b '

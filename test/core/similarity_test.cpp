@@ -163,5 +163,17 @@ TEST(JaccardBound, IsMinOverMax) {
   EXPECT_DOUBLE_EQ(jaccard_bound(0, 0), -1.0);
 }
 
+TEST(SetDigest, EqualSetsEqualDigestsAndAGoldenValue) {
+  const auto a = shingle_set("The Quick, brown FOX!");
+  const auto b = shingle_set("the quick brown fox");
+  const auto c = shingle_set("the quick brown fax");
+  EXPECT_EQ(set_digest(a.data(), a.size()), set_digest(b.data(), b.size()));
+  EXPECT_NE(set_digest(a.data(), a.size()), set_digest(c.data(), c.size()));
+  EXPECT_NE(set_digest(a.data(), a.size() - 1), set_digest(a.data(), a.size()));
+  const auto g = shingle_set("The quick brown fox jumps over the lazy dog");
+  // Pinned with expected/simhash_similar.out (the digest as a signed bigint there).
+  EXPECT_EQ(static_cast<std::int64_t>(set_digest(g.data(), g.size())), 5264863188361503184LL);
+}
+
 }  // namespace
 }  // namespace simhash
