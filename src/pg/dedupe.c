@@ -1001,11 +1001,10 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 		found->key_text = describe_key(c, t, slot);
 }
 
-/* The text of the row being written, and its shingle set once a candidate needs it. */
+/* The text of the row being written and, with a threshold, its shingle set (row_keys). */
 typedef struct NewText
 {
 	text	   *body;
-	bool		have_set;
 	SimhashShingleSet set;
 } NewText;
 
@@ -1060,11 +1059,6 @@ similar_enough(Search *s, double *similarity)
 
 	if (isnull)
 		return false;
-	if (!s->new_text->have_set)
-	{
-		s->new_text->set = simhash_text_shingles(s->new_text->body);
-		s->new_text->have_set = true;
-	}
 	body = DatumGetTextPP(d);
 	/* A byte-identical text (common: licences, boilerplate) needs no shingling. */
 	if (s->new_text->set.size > 0 &&
@@ -1360,11 +1354,10 @@ set_column(RowWork *w, AttrNumber attno, Datum value, bool isnull)
 	w->ncols++;
 }
 
-/* True when the two rows' texts are byte-identical (or both NULL). */
+/* True when text x is byte-identical to the text of row b (or both are NULL). */
 static bool
-same_text(DedupeConfig *c, HeapTuple a, HeapTuple b, TupleDesc desc)
+same_text(DedupeConfig *c, text *x, HeapTuple b, TupleDesc desc)
 {
-	text	   *x = row_text(a, desc, c->text_attno);
 	text	   *y = row_text(b, desc, c->text_attno);
 
 	if (x == NULL || y == NULL)
@@ -1385,18 +1378,19 @@ row_keys(DedupeConfig *c, HeapTuple tuple, HeapTuple old, TupleDesc desc, RowWor
 {
 	bool		fp_null;
 	Datum		fp_datum = heap_getattr(tuple, c->fp_attno, desc, &fp_null);
-	bool		unchanged = old != NULL && same_text(c, tuple, old, desc);
+	bool		unchanged;
 
 	w->new_text.body = row_text(tuple, desc, c->text_attno);
+	unchanged = old != NULL && same_text(c, w->new_text.body, old, desc);
 	if (c->min_similarity > 0)
 	{
+		/* The shingle set serves the keys and then the verification of every candidate. */
 		if (w->new_text.body != NULL)
 		{
 			w->new_text.set = simhash_text_shingles(w->new_text.body);
-			w->new_text.have_set = true;
 			w->nlsh = simhash_shingle_lsh_keys(w->new_text.set, w->lsh);
 		}
-		w->lsh_array = simhash_lsh_array(w->lsh, w->nlsh);
+		w->lsh_array = simhash_int8_array(w->lsh, w->nlsh);
 		set_column(w, c->fp_attno, PointerGetDatum(w->lsh_array), w->new_text.body == NULL);
 		w->unchanged = unchanged;
 		w->search = w->nlsh > 0 && !unchanged;

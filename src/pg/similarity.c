@@ -170,10 +170,7 @@ simhash_shingles_text(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("simhash: the text has too many shingles for an array (%zu)", set.size)));
-	/* int8 is pass-by-value on the 64-bit platforms we build for: a Datum holds the value. */
-	StaticAssertStmt(sizeof(Datum) == sizeof(uint64), "int8 must be pass-by-value");
-	result = construct_array((Datum *) set.data, (int) set.size, INT8OID, sizeof(int64), true,
-							 TYPALIGN_DOUBLE);
+	result = simhash_int8_array((const int64 *) set.data, (int) set.size);
 	PG_RETURN_ARRAYTYPE_P(result);
 }
 
@@ -190,10 +187,11 @@ simhash_shingle_lsh_keys(ShingleSet set, int64 *keys)
 }
 
 ArrayType *
-simhash_lsh_array(const int64 *keys, int n)
+simhash_int8_array(const int64 *values, int n)
 {
+	/* int8 is pass-by-value on the 64-bit platforms we build for: a Datum holds the value. */
 	StaticAssertStmt(sizeof(Datum) == sizeof(int64), "int8 must be pass-by-value");
-	return construct_array((Datum *) keys, n, INT8OID, sizeof(int64), true, TYPALIGN_DOUBLE);
+	return construct_array((Datum *) values, n, INT8OID, sizeof(int64), true, TYPALIGN_DOUBLE);
 }
 
 PG_FUNCTION_INFO_V1(simhash_lsh_text);
@@ -211,7 +209,7 @@ simhash_lsh_text(PG_FUNCTION_ARGS)
 	int			n = simhash_shingle_lsh_keys(set, keys);
 
 	pfree((void *) set.data);
-	PG_RETURN_ARRAYTYPE_P(simhash_lsh_array(keys, n));
+	PG_RETURN_ARRAYTYPE_P(simhash_int8_array(keys, n));
 }
 
 PG_FUNCTION_INFO_V1(simhash_shingle_digest_text);
@@ -257,7 +255,7 @@ simhash_shingle_summary(PG_FUNCTION_ARGS)
 		int			n = simhash_shingle_lsh_keys(set, keys);
 
 		values[0] = Int64GetDatum((int64) simhash_shingle_digest(set.data, set.size));
-		values[1] = PointerGetDatum(simhash_lsh_array(keys, n));
+		values[1] = PointerGetDatum(simhash_int8_array(keys, n));
 		nulls[0] = nulls[1] = false;
 	}
 	pfree((void *) set.data);
@@ -273,7 +271,7 @@ simhash_lsh_set(PG_FUNCTION_ARGS)
 	int64		keys[SIMHASH_LSH_BANDS];
 	int			n = simhash_shingle_lsh_keys(shingles_of_array(PG_GETARG_ARRAYTYPE_P(0)), keys);
 
-	PG_RETURN_ARRAYTYPE_P(simhash_lsh_array(keys, n));
+	PG_RETURN_ARRAYTYPE_P(simhash_int8_array(keys, n));
 }
 
 /*

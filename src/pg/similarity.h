@@ -28,8 +28,8 @@ extern bool simhash_shingle_jaccard(SimhashShingleSet a, SimhashShingleSet b, do
  */
 extern int	simhash_shingle_lsh_keys(SimhashShingleSet set, int64 *keys);
 
-/* The keys as a bigint[] (empty for none). */
-extern ArrayType *simhash_lsh_array(const int64 *keys, int n);
+/* values[0..n) as a bigint[] (empty for none): LSH keys, shingle sets. */
+extern ArrayType *simhash_int8_array(const int64 *values, int n);
 
 /*
  * How candidate pairs are found: pairs sharing a simhash_lsh key (lsh), or pairs within a
