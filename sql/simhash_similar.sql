@@ -55,6 +55,15 @@ SELECT simhash_shingle_digest('The Quick, brown FOX!') = simhash_shingle_digest(
        simhash_shingle_digest('the quick brown fox') <> simhash_shingle_digest('the quick brown fax') AS different,
        simhash_shingle_digest('... !!!') IS NULL AS no_char_null,
        simhash_shingle_digest('The quick brown fox jumps over the lazy dog') AS golden;
+-- The summary is the digest and the keys from one shingling; both NULL without a character.
+SELECT s.digest = simhash_shingle_digest('The quick brown fox') AS same_digest,
+       s.keys = simhash_lsh('The quick brown fox') AS same_keys
+FROM simhash_shingle_summary('The quick brown fox') s;
+SELECT s.digest IS NULL AND s.keys IS NULL AS both_null FROM simhash_shingle_summary('... !!!') s;
+-- Keys of a set given as an array: the same rules as the other set functions.
+SELECT simhash_lsh(ARRAY[1, NULL]::bigint[]);
+SELECT simhash_lsh(ARRAY[[1, 2]]::bigint[]);
+SELECT cardinality(simhash_lsh('{}'::bigint[])) AS empty_set_no_keys;
 -- Keys shared by band position: a pair shares a key when some band agrees.
 SELECT count(*) FILTER (WHERE k.a = k.b) AS bands_shared
 FROM unnest(simhash_lsh('Permission is hereby granted, free of charge, to any person obtaining a copy'),
