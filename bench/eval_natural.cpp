@@ -1174,6 +1174,19 @@ std::string candidates_description() {
   return s;
 }
 
+// Two cells against the raw label: recall R of the raw J >= kRawTrue pairs (hit of
+// r.raw_true), and precision P of the pairs returned (right of returned; in brackets, hit).
+void print_raw_cells(const Result& r, std::uint64_t returned, std::uint64_t right,
+                     std::uint64_t hit) {
+  const std::string rec =
+      r.raw_true ? fmt("%.3f", static_cast<double>(hit) / static_cast<double>(r.raw_true)) : "-";
+  const std::string prec =
+      returned ? fmt("%.3f", static_cast<double>(right) / static_cast<double>(returned)) + " (" +
+                     fmt("%.3f", static_cast<double>(hit) / static_cast<double>(returned)) + ")"
+               : "-";
+  std::printf(" %s | %s |", rec.c_str(), prec.c_str());
+}
+
 void print_verified(const std::vector<Result>& results, const Result& pooled) {
   std::printf("\n## Verified threshold against the raw labels\n\n");
   std::printf(
@@ -1194,16 +1207,7 @@ void print_verified(const std::vector<Result>& results, const Result& pooled) {
   for (std::size_t c = 0; c <= results.size(); ++c) std::printf("---|---|");
   std::printf("---|\n");
   const auto cells = [](const Result& r, const Result::Returned& x) {
-    const std::string rec =
-        r.raw_true ? fmt("%.3f", static_cast<double>(x.hit) / static_cast<double>(r.raw_true))
-                   : "-";
-    const std::string prec =
-        x.returned ? fmt("%.3f", static_cast<double>(x.right) / static_cast<double>(x.returned)) +
-                         " (" +
-                         fmt("%.3f", static_cast<double>(x.hit) / static_cast<double>(x.returned)) +
-                         ")"
-                   : "-";
-    std::printf(" %s | %s |", rec.c_str(), prec.c_str());
+    print_raw_cells(r, x.returned, x.right, x.hit);
   };
   for (std::size_t v = 0; v < kVerified.size(); ++v) {
     for (const int how : {0, 1, 2}) {  // SimHash candidates, LSH keys, every pair
@@ -1461,13 +1465,7 @@ void print_report(const Config& cfg, const std::string& command, const std::vect
     const std::uint64_t returned = up_to(r.truth[x][kT08], k);
     const std::uint64_t right = up_to(r.out_raw_right[x], k);
     const std::uint64_t hit = up_to(r.out_raw_true[x], k);
-    const std::string rec =
-        r.raw_true ? fmt("%.3f", static_cast<double>(hit) / static_cast<double>(r.raw_true)) : "-";
-    const std::string prec =
-        returned ? fmt("%.3f", static_cast<double>(right) / static_cast<double>(returned)) + " (" +
-                       fmt("%.3f", static_cast<double>(hit) / static_cast<double>(returned)) + ")"
-                 : "-";
-    std::printf(" %s | %s |", rec.c_str(), prec.c_str());
+    print_raw_cells(r, returned, right, hit);
   };
   for (std::size_t x = 0; x <= rs.size(); ++x) {
     const bool exact = x == rs.size();
