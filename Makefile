@@ -33,6 +33,7 @@ REGRESS = \
 	simhash_convert \
 	simhash_search \
 	simhash_dedupe \
+	simhash_dedupe_view \
 	simhash_pairs \
 	simhash_similar \
 	simhash_hostile \

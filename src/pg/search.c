@@ -46,6 +46,7 @@
 #include "utils/rel.h"
 
 #include "capi/search_capi.h"
+#include "pg/citus.h"
 #include "pg/search.h"
 #include "pg/simhash_pg.h"
 
@@ -484,6 +485,13 @@ searchable_column(PlannerInfo *root, Node *node, Node *other)
 		return NULL;
 	rte = rt_fetch(var->varno, root->parse->rtable);
 	if (rte->rtekind != RTE_RELATION)
+		return NULL;
+	/*
+	 * A Citus table: the coordinator's "shell" holds no rows and no statistics, and Citus
+	 * ships the predicate to each shard as it is, where the shard's own planner rewrites it
+	 * with the shard's statistics (its rows, its indexes).
+	 */
+	if (simhash_citus_installed() && simhash_citus_partition_method(rte->relid) != 0)
 		return NULL;
 	if (bms_is_member(var->varno, pull_varnos(root, other)))
 		return NULL;
