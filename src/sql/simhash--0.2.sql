@@ -575,7 +575,7 @@ BEGIN
     -- Growing radii through the indexes: done as soon as lim rows lie within k, because
     -- every row farther away is farther than all of them, or when k reaches max_distance.
     WHILE k <= served LOOP
-        EXECUTE format('SELECT count(*) FROM (SELECT FROM %s t WHERE @extschema@.simhash_near(t.%I, $1, %s) LIMIT $2) s',
+        EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM %s t WHERE @extschema@.simhash_near(t.%I, $1, %s) LIMIT $2) s',
                        target, col, k)
             INTO found USING q, lim;
         IF found >= lim OR k = simhash_nearest.max_distance THEN
