@@ -16,7 +16,10 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "catalog/pg_namespace.h"
+#include "catalog/pg_type_d.h"
 #include "commands/extension.h"
+#include "executor/spi.h"
+#include "storage/proc.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -157,4 +160,60 @@ simhash_citus_is_coordinator(void)
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 	return coordinator;
+}
+
+/*
+ * The number of shards of Citus table relid and their rows, by their own statistics
+ * (reltuples, read on the workers through run_command_on_shards); false when they cannot
+ * be read. Remembered for the rest of the transaction: callers such as simhash_nearest
+ * ask once per radius.
+ */
+bool
+simhash_citus_shard_rows(Oid relid, double *shards, double *rows)
+{
+	static Oid	cached_relid = InvalidOid;
+	static LocalTransactionId cached_lxid = InvalidLocalTransactionId;
+	static double cached_shards;
+	static double cached_rows;
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		args[1] = {ObjectIdGetDatum(relid)};
+	bool		ok = false;
+
+	if (cached_relid == relid && cached_lxid == MyProc->lxid)
+	{
+		*shards = cached_shards;
+		*rows = cached_rows;
+		return true;
+	}
+	if (SPI_connect() != SPI_OK_CONNECT)
+		return false;
+	if (SPI_execute_with_args("SELECT pg_catalog.count(*)::pg_catalog.float8,"
+							  " pg_catalog.sum(GREATEST(pg_catalog.float8in(pg_catalog.textout(result)), 0::pg_catalog.float8))"
+							  " FROM pg_catalog.run_command_on_shards($1,"
+							  " 'SELECT reltuples FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) ''%s''::pg_catalog.regclass')"
+							  " WHERE success",
+							  1, argtypes, args, NULL, true, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+	{
+		bool		shards_null;
+		bool		rows_null;
+		Datum		s = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &shards_null);
+		Datum		r = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &rows_null);
+
+		if (!shards_null && !rows_null && DatumGetFloat8(s) > 0)
+		{
+			*shards = DatumGetFloat8(s);
+			*rows = DatumGetFloat8(r);
+			ok = true;
+		}
+	}
+	SPI_finish();
+	if (ok)
+	{
+		cached_relid = relid;
+		cached_lxid = MyProc->lxid;
+		cached_shards = *shards;
+		cached_rows = *rows;
+	}
+	return ok;
 }

@@ -27,4 +27,10 @@ extern Oid	simhash_citus_shard_of(Oid relid);
 /* Whether this node is Citus's coordinator (group 0), or Citus is not installed. */
 extern bool simhash_citus_is_coordinator(void);
 
+/*
+ * The number of shards of Citus table relid and their rows, by the shards' own statistics
+ * (read on the workers); false when they cannot be read. Cached for the transaction.
+ */
+extern bool simhash_citus_shard_rows(Oid relid, double *shards, double *rows);
+
 #endif							/* SIMHASH_PG_CITUS_H */

@@ -588,6 +588,8 @@ simhash_search_plan(PG_FUNCTION_ARGS)
 	Oid			block_fn;
 	SimhashLayouts		layouts;
 	SimhashSearchPlan	plan;
+	double		rows;
+	double		shards;
 
 	check_distance(k);
 	InitMaterializedSRF(fcinfo, 0);
@@ -615,6 +617,14 @@ simhash_search_plan(PG_FUNCTION_ARGS)
 	if (!OidIsValid(block_fn))
 		return (Datum) 0;
 	simhash_find_layouts(relid, attno, block_fn, AccessShareLock, &layouts);
+	rows = layouts.rows;
+	/*
+	 * A Citus table: each shard plans simhash_near with its own statistics (see
+	 * searchable_column()), so plan for a shard of average size; candidates over all.
+	 */
+	if (simhash_citus_installed() && simhash_citus_partition_method(relid) != 0 &&
+		simhash_citus_shard_rows(relid, &shards, &rows))
+		layouts.rows = rows / shards;
 	plan = simhash_choose_search(&layouts, k, 1.0, false);
 	for (int i = 0; i < plan.blocks; i++)
 	{
@@ -632,7 +642,7 @@ simhash_search_plan(PG_FUNCTION_ARGS)
 		values[2] = Int32GetDatum(i);
 		values[3] = Int32GetDatum(plan.probes.radius[i]);
 		values[4] = Int64GetDatum((int64) probes);
-		values[5] = Float8GetDatum(ldexp((double) probes * Max(layouts.rows, 0.0),
+		values[5] = Float8GetDatum(ldexp((double) probes * Max(rows, 0.0),
 										 -(SIMHASH_FINGERPRINT_BITS * (i + 1) / plan.blocks - SIMHASH_FINGERPRINT_BITS * i / plan.blocks)));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

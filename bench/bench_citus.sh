@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Citus against one node, in the same run: search latency and all pairs on a table
+# distributed over a coordinator and two workers (test/citus/cluster.sh, all on this
+# machine), against the same rows in a plain table on the coordinator.
+#
+# Usage: bench/bench_citus.sh [--rows N] [--queries Q] [--shards S] [--out FILE]
+#   --rows N     fingerprints (default 1000000): 90% random, 9% planted near duplicates
+#                of random rows at 1..8 bits, 1% within 2 bits of 10 "hot" fingerprints
+#                (the generator of bench/bench_search.sh)
+#   --queries Q  queries of each kind (planted, random, hot) per k (default 200)
+#   --shards S   citus.shard_count (default 32)
+#   --out FILE   also write the tables there (default bench/results/bench_citus_<S>shards.md)
+#
+# Both tables get simhash_create_index(tbl, 'fp', 6). Reported:
+#   - search: p50/p99 of SELECT count(*) ... WHERE simhash_near(fp, <q>, k), k = 3 and 6,
+#     each query planned and run on its own from the coordinator, and the ratio of the
+#     distributed p50 to the single-node p50 (the figure to trust: both measured here, on
+#     the same busy 2 cores);
+#   - all pairs: simhash_pairs('SELECT id, fp FROM tbl', k) for k = 3 and 6, seconds,
+#     pairs, and whether the two answers are identical.
+# Skips (exit 0) when Citus is not installed. Needs simhash installed (scripts/setup.sh).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
+
+rows=1000000
+queries=200
+shards=32
+out=
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --rows) rows=$2; shift 2 ;;
+        --queries) queries=$2; shift 2 ;;
+        --shards) shards=$2; shift 2 ;;
+        --out) out=$2; shift 2 ;;
+        -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"; exit 0 ;;
+        *) die "unknown argument: $1 (try --help)" ;;
+    esac
+done
+out=${out:-bench/results/bench_citus_${shards}shards.md}
+if [[ ! -f $("${PG_CONFIG}" --sharedir)/extension/citus.control ]]; then
+    echo "SKIP bench_citus: Citus is not installed"
+    exit 0
+fi
+
+CITUS_EXTRA_CONF="shared_buffers = '1GB'
+work_mem = '64MB'
+maintenance_work_mem = '512MB'
+max_parallel_workers_per_gather = 0
+max_wal_size = '8GB'
+autovacuum = off
+citus.shard_count = ${shards}"
+# shellcheck source=test/citus/cluster.sh
+source test/citus/cluster.sh
+log "starting a coordinator and 2 workers"
+cluster_start
+
+log "loading ${rows} fingerprints into fps_local (coordinator) and fps (distributed, ${shards} shards)"
+sql -v rows="${rows}" <<'SQL'
+CREATE SCHEMA bench;
+CREATE FUNCTION bench.flip(fp bigint, d integer, seed bigint) RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT fp # (SELECT bit_or(1::bigint << ((hashint8extended(seed * 64 + t, 3) & 63)::integer))
+                 FROM generate_series(1, d) t)
+$$;
+CREATE TABLE fps_local (id bigint PRIMARY KEY, fp bigint);
+INSERT INTO fps_local SELECT i, hashint8extended(i, 1) FROM generate_series(1, (:rows * 0.9)::bigint) i;
+INSERT INTO fps_local
+SELECT (:rows * 0.9)::bigint + j,
+       bench.flip(hashint8extended(1 + (hashint8extended(j, 2) & 2147483647) % (:rows * 0.9)::bigint, 1),
+                  1 + (j % 8)::integer, j)
+FROM generate_series(1, (:rows * 0.09)::bigint) j;
+INSERT INTO fps_local
+SELECT (:rows * 0.99)::bigint + j, bench.flip(hashint8extended(j % 10, 5), (j % 3)::integer, j + 1000000000)
+FROM generate_series(1, :rows - (:rows * 0.99)::bigint) j;
+CREATE TABLE fps (id bigint PRIMARY KEY, fp bigint);
+SELECT create_distributed_table('fps', 'id') \g /dev/null
+INSERT INTO fps SELECT * FROM fps_local;
+SELECT count(*) FROM simhash_create_index('fps_local', 'fp', 6) \g /dev/null
+SELECT count(*) FROM simhash_create_index('fps', 'fp', 6) \g /dev/null
+VACUUM ANALYZE fps_local;
+VACUUM ANALYZE fps;
+
+CREATE TABLE queries (kind text, n integer, fp bigint);
+INSERT INTO queries
+SELECT 'planted', j, hashint8extended(1 + (hashint8extended(j, 2) & 2147483647) % (:rows * 0.9)::bigint, 1)
+FROM generate_series(1, 10000) j;
+INSERT INTO queries SELECT 'random', j, hashint8extended(j, 77) FROM generate_series(1, 10000) j;
+INSERT INTO queries SELECT 'hot', j, bench.flip(hashint8extended(j % 10, 5), 1, j + 2000000000)
+FROM generate_series(1, 10000) j;
+CREATE TABLE timings (tbl text, kind text, k integer, n integer, ms float8, found bigint);
+CREATE TABLE pairs_timings (tbl text, k integer, seconds float8, pairs bigint);
+SQL
+
+log "search: ${queries} queries of each kind at k = 3 and 6, on each table"
+# One psql per table and k; each query planned and executed on its own, timed in psql's
+# client (\timing), which includes the round trip to the coordinator for both tables.
+for k in 3 6; do
+    for tbl in fps_local fps; do
+        sql -c "SELECT format('SELECT %L AS tbl, %L AS kind, %s AS k, %s AS n, count(*) FROM %s WHERE simhash_near(fp, %s, %s);',
+                       '${tbl}', kind, ${k}, n, '${tbl}', fp, ${k})
+                FROM queries WHERE n <= ${queries} ORDER BY n, kind" >"${CLUSTER_DIR}/q_${tbl}_${k}.sql"
+        (echo '\timing on'; cat "${CLUSTER_DIR}/q_${tbl}_${k}.sql") |
+            sql -F '|' 2>&1 | awk -F'|' '/^Time: / { print last "|" $0; next } { last = $0 }' |
+            sed -E 's/\|Time: ([0-9.]+) ms.*/|\1/' >"${CLUSTER_DIR}/t_${tbl}_${k}.txt"
+        sql -c "\\copy timings (tbl, kind, k, n, found, ms) FROM '${CLUSTER_DIR}/t_${tbl}_${k}.txt' WITH (DELIMITER '|')"
+    done
+done
+
+log "all pairs: simhash_pairs at k = 3 and 6, on each table"
+for k in 3 6; do
+    for tbl in fps_local fps; do
+        sql -v tbl="${tbl}" -v k="${k}" -v res="pairs_${tbl}_${k}" <<'SQL'
+SELECT clock_timestamp() AS t0 \gset
+CREATE TABLE :res AS SELECT id1, id2 FROM simhash_pairs(format('SELECT id, fp FROM %s', :'tbl'), :k);
+INSERT INTO pairs_timings
+SELECT :'tbl', :k, extract(epoch FROM clock_timestamp() - :'t0'::timestamptz), count(*) FROM :res;
+SQL
+    done
+done
+
+report=$(sql -v rows="${rows}" -v shards="${shards}" <<'SQL'
+\pset format aligned
+\pset tuples_only off
+\pset footer off
+\echo '== Search: simhash_near(fp, q, k) from the coordinator, ms (' :rows 'rows; distributed: ' :shards 'shards on 2 workers)'
+SELECT d.k, d.kind,
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY l.ms)::numeric, 2) AS single_p50,
+       round(percentile_cont(0.99) WITHIN GROUP (ORDER BY l.ms)::numeric, 2) AS single_p99,
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY d.ms)::numeric, 2) AS citus_p50,
+       round(percentile_cont(0.99) WITHIN GROUP (ORDER BY d.ms)::numeric, 2) AS citus_p99,
+       round((percentile_cont(0.5) WITHIN GROUP (ORDER BY d.ms) /
+              percentile_cont(0.5) WITHIN GROUP (ORDER BY l.ms))::numeric, 1) AS p50_ratio,
+       count(*) FILTER (WHERE d.found <> l.found) AS answers_differ
+FROM timings d JOIN timings l USING (kind, k, n)
+WHERE d.tbl = 'fps' AND l.tbl = 'fps_local'
+GROUP BY d.k, d.kind ORDER BY d.k, d.kind;
+\echo
+\echo '== All pairs: simhash_pairs(''SELECT id, fp FROM tbl'', k), seconds'
+SELECT l.k, round(l.seconds::numeric, 2) AS single_s, round(d.seconds::numeric, 2) AS citus_s,
+       round((d.seconds / l.seconds)::numeric, 2) AS ratio, l.pairs AS single_pairs, d.pairs AS citus_pairs
+FROM pairs_timings l JOIN pairs_timings d USING (k) WHERE l.tbl = 'fps_local' AND d.tbl = 'fps' ORDER BY k;
+SELECT 'k = 3: ' || (SELECT count(*) FROM (TABLE pairs_fps_3 EXCEPT TABLE pairs_fps_local_3) x) || ' + ' ||
+       (SELECT count(*) FROM (TABLE pairs_fps_local_3 EXCEPT TABLE pairs_fps_3) x) ||
+       ' pairs differ; k = 6: ' || (SELECT count(*) FROM (TABLE pairs_fps_6 EXCEPT TABLE pairs_fps_local_6) x) || ' + ' ||
+       (SELECT count(*) FROM (TABLE pairs_fps_local_6 EXCEPT TABLE pairs_fps_6) x) || ' pairs differ' AS identical_answers;
+SQL
+)
+printf '%s\n' "${report}"
+{
+    echo "# bench/bench_citus.sh --rows ${rows} --queries ${queries} --shards ${shards}"
+    echo
+    echo "Citus $(sql -c "SELECT extversion FROM pg_extension WHERE extname = 'citus'"), coordinator + 2 workers and the single-node table all on this machine ($(nproc) cores), $(date -u +%Y-%m-%d)."
+    echo
+    echo '```'
+    printf '%s\n' "${report}"
+    echo '```'
+} >"${out}"
+log "wrote ${out}"
