@@ -144,6 +144,22 @@ CREATE TRIGGER h_sim_dedupe BEFORE INSERT ON h_sim FOR EACH ROW
 INSERT INTO h_sim (id, body) SELECT id, body FROM h_links ORDER BY id;
 SELECT count(*) AS kept FROM h_sim;
 SELECT (n.doc).id FROM simhash_similar_nearest(NULL::h_sim, 'body', 'lsh', (SELECT body FROM h_links WHERE id = 10), 3) n;
+-- the trigger on a view (the form for Citus-distributed tables), both kinds of limit
+CREATE TABLE h_view (id bigint PRIMARY KEY, body text, fp bigint, dup_of bigint);
+SELECT count(*) AS indexes FROM simhash_create_index('h_view', 'fp', 3);
+CREATE VIEW h_view_in AS SELECT * FROM h_view;
+CREATE TRIGGER h_view_dedupe INSTEAD OF INSERT ON h_view_in FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'link', 'dup_of');
+INSERT INTO h_view_in (id, body) SELECT id, body FROM h_links ORDER BY id;
+SELECT id, dup_of FROM h_view ORDER BY id;
+CREATE TABLE h_vsim (id bigint PRIMARY KEY, body text, lsh bigint[]);
+CREATE INDEX ON h_vsim USING gin (lsh) WITH (fastupdate = off);
+CREATE VIEW h_vsim_in AS SELECT * FROM h_vsim;
+CREATE TRIGGER h_vsim_dedupe INSTEAD OF INSERT ON h_vsim_in FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.8', 'skip');
+INSERT INTO h_vsim_in (id, body) SELECT id, body FROM h_links ORDER BY id;
+SELECT count(*) AS kept FROM h_vsim;
+DROP TABLE h_view, h_vsim CASCADE;
 DROP TABLE h_sim;
 SELECT simhash_drop_index('h_links', 'fp');
 ALTER TABLE h_links DROP COLUMN dup_of CASCADE;
