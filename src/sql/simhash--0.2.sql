@@ -430,11 +430,16 @@ $$;
 COMMENT ON FUNCTION simhash_drop_index(regclass, name) IS
 'drops the block indexes of column col of table tbl and forgets its layout; returns how many indexes were dropped';
 
+-- On a Citus table, CREATE INDEX and ANALYZE go to every shard; on a reference table, whose
+-- placement on the coordinator Citus would index locally, the ANALYZE that follows is then
+-- refused ("a local execution has accessed a placement"): so no local execution here.
+-- (Without Citus, the setting is an unused placeholder.)
 CREATE FUNCTION simhash_create_index(tbl regclass, col name, max_distance integer DEFAULT 3,
                                      blocks integer DEFAULT NULL)
     RETURNS SETOF regclass
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
+    SET citus.enable_local_execution = off
     AS $$
 DECLARE
     nsp name;
