@@ -203,7 +203,8 @@ INSERT INTO nokey SELECT upper(body) FROM texts WHERE name = 'bsd';
 DROP TABLE pairs, nokey;
 \set VERBOSITY terse
 
--- what a reject message reveals: the key only to callers who may read it
+-- what a reject message reveals: the key and the distance only to callers who may read
+-- the row; to others, that a row within the limit exists (as a unique index would)
 \set VERBOSITY default
 CREATE TABLE secret (id integer PRIMARY KEY, body text, fp bigint, owner name DEFAULT current_user);
 CREATE TRIGGER dedupe BEFORE INSERT ON secret FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
@@ -221,6 +222,22 @@ ALTER TABLE secret ENABLE ROW LEVEL SECURITY;
 CREATE POLICY own_rows ON secret USING (owner = current_user);
 SET ROLE regress_simhash_writer;
 INSERT INTO secret (id, body) SELECT 2, 'this program is free software you can redistribute it and or modify it under the terms of the gnu general public license as published by the free software foundation';
+RESET ROLE;
+-- link would write the hidden row's key into the writer's row: refused (42501); under
+-- row-level security every key counts as hidden (the trigger does not evaluate policies),
+-- without it a writer with SELECT gets the link
+DROP TRIGGER dedupe ON secret;
+ALTER TABLE secret ADD COLUMN dup_of integer;
+CREATE TRIGGER dedupe BEFORE INSERT ON secret FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'link', 'dup_of');
+SET ROLE regress_simhash_writer;
+INSERT INTO secret (id, body) SELECT 2, 'this program is free software you can redistribute it and or modify it under the terms of the gnu general public license as published by the free software foundation';
+INSERT INTO secret (id, body) VALUES (3, 'a text of the writer''s own, about nothing in particular at all');
+INSERT INTO secret (id, body) VALUES (4, 'A TEXT OF THE WRITER''S OWN, about nothing in particular at all!');
+RESET ROLE;
+ALTER TABLE secret DISABLE ROW LEVEL SECURITY;
+SET ROLE regress_simhash_writer;
+INSERT INTO secret (id, body) VALUES (4, 'A TEXT OF THE WRITER''S OWN, about nothing in particular at all!');
+SELECT id, dup_of FROM secret ORDER BY id;
 RESET ROLE;
 DROP TABLE secret;
 DROP ROLE regress_simhash_writer;

@@ -914,7 +914,7 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 		found->key = datumCopy(slot_getattr(slot, t->key_attnos[0], &isnull), att->attbyval,
 							   att->attlen);
 	}
-	if (c->policy == POLICY_REJECT)
+	if (c->policy != POLICY_SKIP)
 		found->key_text = describe_key(c, t, slot);
 }
 
@@ -1361,6 +1361,23 @@ find_near_duplicate(DedupeConfig *c, Relation rel, HeapTuple old, RowWork *w, Fo
 	UnregisterSnapshot(snapshot);
 }
 
+/*
+ * Policy link would write into the caller's row the key of a row the caller may not read
+ * (row-level security, or no SELECT on the key): refused, as a reject would be, telling no
+ * more than that such a row exists (what a unique index tells).
+ */
+static void
+refuse_hidden_link(DedupeConfig *c, Relation rel, Trigger *tg)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("new row for relation \"%s\" is a near duplicate of a row the current user cannot read",
+					RelationGetRelationName(rel)),
+			 errdetail("Trigger \"%s\" would link the new row to that row's key.", tg->tgname),
+			 errhint("Grant SELECT on the key column %s (without row-level security on the table), or use policy reject or skip.",
+					 c->key_names)));
+}
+
 /* Policy reject: 23505, naming the near duplicate's key if the caller may read it. */
 static void
 reject(DedupeConfig *c, Relation rel, Trigger *tg, const Found *found)
@@ -1373,13 +1390,13 @@ reject(DedupeConfig *c, Relation rel, Trigger *tg, const Found *found)
 			 ? (found->key_text
 				? errdetail("Key %s has similarity %.3f to it, at or above the threshold %g of trigger \"%s\".",
 							found->key_text, found->similarity, c->min_similarity, tg->tgname)
-				: errdetail("A row with similarity %.3f to it exists, at or above the threshold %g of trigger \"%s\".",
-							found->similarity, c->min_similarity, tg->tgname))
+				: errdetail("A row you cannot read has a similarity at or above the threshold %g of trigger \"%s\".",
+							c->min_similarity, tg->tgname))
 			 : (found->key_text
 				? errdetail("Key %s is at Hamming distance %d, within the %d that trigger \"%s\" allows.",
 							found->key_text, found->distance, c->k, tg->tgname)
-				: errdetail("A row at Hamming distance %d exists, within the %d that trigger \"%s\" allows.",
-							found->distance, c->k, tg->tgname)),
+				: errdetail("A row you cannot read is within the Hamming distance %d that trigger \"%s\" allows.",
+							c->k, tg->tgname)),
 			 errtableconstraint(rel, tg->tgname)));
 }
 
@@ -1847,7 +1864,11 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 	if (found.any && c->policy == POLICY_SKIP)
 		return PointerGetDatum(NULL);
 	if (c->policy == POLICY_LINK && !w.unchanged)
+	{
+		if (found.any && found.key_text == NULL)
+			refuse_hidden_link(c, rel, td->tg_trigger);
 		set_column(&w, c->link_attno, found.any ? found.key : (Datum) 0, !found.any);
+	}
 	if (w.ncols > 0)
 		tuple = heap_modify_tuple_by_cols(tuple, RelationGetDescr(rel), w.ncols, w.cols,
 										  w.values, w.nulls);
