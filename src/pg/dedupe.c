@@ -24,8 +24,10 @@
  * search runs on a snapshot taken after the locks (plus CommandCounterIncrement, so rows
  * of the same statement count too). Under REPEATABLE READ and SERIALIZABLE, a near
  * duplicate that this newest snapshot sees but the transaction's snapshot does not was
- * committed concurrently: that is a serialization failure (40001), never a silent
- * duplicate. Writers of unrelated fingerprints share a key only by chance.
+ * committed (or updated) concurrently: reject reports it (23505) under REPEATABLE READ,
+ * as a unique index would, and skip, link, and reject under SERIALIZABLE raise a
+ * serialization failure (40001); never a silent duplicate. Writers of unrelated
+ * fingerprints share a key only by chance.
  *
  * A transaction that writes many rows would hold many locks; past BULK_LOCKS of them on
  * one table, the trigger tries (without waiting, so it cannot deadlock) to take SHARE ROW
@@ -870,7 +872,13 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 	bool		is_original = true;
 	bool		better;
 
-	if (xact_snapshot != NULL)
+	/*
+	 * As PostgreSQL does for a unique index: under REPEATABLE READ a conflict is reported
+	 * as such (reject: 23505) whatever the snapshot sees, and only under SERIALIZABLE does
+	 * an invisible one make a serialization failure; skip and link act on the row, like
+	 * INSERT ... ON CONFLICT, so they may not use one the snapshot does not see (40001).
+	 */
+	if (xact_snapshot != NULL && (c->policy != POLICY_REJECT || IsolationIsSerializable()))
 	{
 		bool		isnull;
 		TransactionId xmin = DatumGetTransactionId(slot_getsysattr(slot, MinTransactionIdAttributeNumber, &isnull));
@@ -879,7 +887,7 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 			!table_tuple_satisfies_snapshot(rel, slot, xact_snapshot))
 			ereport(ERROR,
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("could not serialize access due to a concurrent insert of a near duplicate into \"%s\"",
+					 errmsg("could not serialize access due to a concurrent write of a near duplicate into \"%s\"",
 							get_rel_name(c->root)),
 					 c->min_similarity > 0
 					 ? errdetail("A row with a similarity of at least %g was committed after this transaction's snapshot was taken.",
