@@ -177,6 +177,19 @@ INSERT INTO parts_high (id, body) SELECT 151, body FROM texts WHERE name = 'gpl-
 INSERT INTO parts (id, body) SELECT 152, body FROM texts WHERE name = 'bsd';
 SELECT id FROM parts ORDER BY id;
 DROP TABLE parts;
+-- skip and an UPDATE that moves a row between partitions: a moved row that is a near
+-- duplicate keeps its old version (it used to be deleted, its insert dropped)
+CREATE TABLE parts (id integer PRIMARY KEY, body text, fp bigint) PARTITION BY RANGE (id);
+CREATE TABLE parts_low PARTITION OF parts FOR VALUES FROM (0) TO (100);
+CREATE TABLE parts_high PARTITION OF parts FOR VALUES FROM (100) TO (200);
+SELECT count(*) FROM simhash_create_index('parts', 'fp', 3);
+INSERT INTO parts (id, body, fp) SELECT i, body, simhash(body)
+FROM (VALUES (1, 'gpl'), (2, 'gpl-case'), (3, 'bsd')) v (i, n) JOIN texts ON name = n;
+CREATE TRIGGER dedupe BEFORE INSERT OR UPDATE ON parts FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'skip');
+UPDATE parts SET id = 102 WHERE id = 2;
+UPDATE parts SET id = 103 WHERE id = 3;
+SELECT tableoid::regclass AS partition, id FROM parts ORDER BY id;
+DROP TABLE parts;
 -- a foreign partition cannot be searched: a clear error, not a crash or a duplicate let in
 CREATE FOREIGN DATA WRAPPER simhash_test_fdw;
 CREATE SERVER simhash_test_server FOREIGN DATA WRAPPER simhash_test_fdw;

@@ -62,6 +62,7 @@
 #include "catalog/pg_type_d.h"
 #include "commands/extension.h"
 #include "commands/trigger.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
@@ -80,6 +81,7 @@
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/partcache.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/ruleutils.h"
@@ -1825,6 +1827,33 @@ dedupe_through_view(FunctionCallInfo fcinfo, TriggerData *td)
 	return PointerGetDatum(tuple);
 }
 
+/*
+ * Whether the new version of a row of partition rel no longer fits the partition, so that
+ * PostgreSQL will move it: delete it here and insert it into another partition, firing
+ * BEFORE INSERT there. Evaluated as ExecPartitionCheck() does (NULL passes).
+ */
+static bool
+leaves_partition(Relation rel, HeapTuple tuple)
+{
+	List	   *qual = RelationGetPartitionQual(rel);
+	EState	   *estate;
+	ExprContext *econtext;
+	TupleTableSlot *slot;
+	bool		fits;
+
+	if (qual == NIL)
+		return false;
+	estate = CreateExecutorState();
+	econtext = GetPerTupleExprContext(estate);
+	slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsHeapTuple);
+	ExecStoreHeapTuple(tuple, slot, false);
+	econtext->ecxt_scantuple = slot;
+	fits = ExecCheck(ExecPrepareCheck(qual, estate), econtext);
+	ExecDropSingleTupleTableSlot(slot);
+	FreeExecutorState(estate);
+	return !fits;
+}
+
 PG_FUNCTION_INFO_V1(simhash_dedupe);
 
 /* simhash_dedupe() trigger: see the comment at the top of the file. */
@@ -1865,6 +1894,21 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 		tuple = td->tg_trigtuple;
 
 	row_keys(c, tuple, old, RelationGetDescr(rel), &w);
+
+	/*
+	 * skip: an UPDATE that moves the row to another partition is a delete and an insert,
+	 * and a BEFORE INSERT trigger that drops the insert would lose the row. So the moved
+	 * row is checked here, before the move, as a new one (even with its text unchanged):
+	 * a near duplicate keeps the old version, as for any UPDATE under skip, and the insert
+	 * then finds none (our locks are held).
+	 */
+	if (old != NULL && c->policy == POLICY_SKIP && !w.search && rel->rd_rel->relispartition &&
+		(c->min_similarity > 0 ? w.nlsh > 0 : !heap_attisnull(tuple, c->fp_attno, RelationGetDescr(rel))) &&
+		leaves_partition(rel, tuple))
+	{
+		w.search = true;
+		w.unchanged = false;
+	}
 	if (w.search)
 		find_near_duplicate(c, rel, old, &w, &found);
 	if (found.any && c->policy == POLICY_REJECT)
