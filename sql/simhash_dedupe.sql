@@ -349,6 +349,19 @@ SELECT dup_of = (SELECT id FROM sim_kept WHERE id < 2000 ORDER BY id LIMIT 1 OFF
 -- an update that leaves the text as it is keeps the link (no search, nothing can be new)
 UPDATE sim_kept SET body = body WHERE id BETWEEN 2001 AND 2004;
 SELECT count(*) FILTER (WHERE dup_of IS NOT NULL) AS still_linked FROM sim_kept WHERE id BETWEEN 2001 AND 2004;
+-- an update never closes a cycle of links: it links only to originals
+CREATE TABLE chain (id integer PRIMARY KEY, body text, fp bigint, dup_of integer);
+CREATE TRIGGER dedupe BEFORE INSERT OR UPDATE ON chain FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'link', 'dup_of');
+INSERT INTO chain (id, body) SELECT 1, body FROM texts WHERE name = 'gpl';
+INSERT INTO chain (id, body) SELECT 2, body FROM texts WHERE name = 'gpl-case';
+INSERT INTO chain (id, body) SELECT 3, body FROM texts WHERE name = 'bsd';
+-- 1, an original that 2 links to, becomes a copy of 2: it may not link to 2 (a cycle)
+UPDATE chain SET body = (SELECT body FROM chain WHERE id = 2) WHERE id = 1;
+-- 3 becomes a copy of 2 too: it links to 1, the only original near it
+UPDATE chain SET body = (SELECT body FROM chain WHERE id = 2) WHERE id = 3;
+SELECT id, dup_of FROM chain ORDER BY id;
+DROP TABLE chain;
 -- bad thresholds, wrong column types, and generated key columns
 CREATE TABLE sim_bad (id integer PRIMARY KEY, body text, fp bigint, lsh bigint[],
                       gfp bigint GENERATED ALWAYS AS (simhash(body)) STORED,

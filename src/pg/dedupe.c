@@ -1018,6 +1018,20 @@ check_candidate(Search *s, int distance)
 	if (s->old_tid != NULL && s->t->relid == s->old_relid &&
 		ItemPointerEquals(&s->slot->tts_tid, s->old_tid))
 		return;
+
+	/*
+	 * link, on UPDATE: only originals. A linked row's chain of links could lead back to the
+	 * row being updated (an original that others link to), and linking to it would close a
+	 * cycle; an original ends every chain. (A new row is in no chain yet.)
+	 */
+	if (s->c->policy == POLICY_LINK && s->old_tid != NULL)
+	{
+		bool		linked_isnull;
+
+		(void) slot_getattr(s->slot, s->t->link_attno, &linked_isnull);
+		if (!linked_isnull)
+			return;
+	}
 	if (s->c->min_similarity > 0)
 	{
 		bool		seen;
