@@ -38,6 +38,7 @@ REGRESS = \
 	simhash_similar \
 	simhash_hostile \
 	simhash_trusted \
+	simhash_privileges \
 	simhash_upgrade \
 	simhash_catalog
 REGRESS_OPTS = --inputdir=. --outputdir=.

@@ -416,6 +416,12 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
     PERFORM @extschema@.simhash_check_column(tbl, col);
+    IF NOT pg_catalog.pg_has_role((SELECT c.relowner FROM pg_catalog.pg_class c
+                                   WHERE c.oid OPERATOR(pg_catalog.=) tbl), 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %',
+            (SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) tbl)
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
     FOR ind IN SELECT DISTINCT b.index FROM @extschema@.simhash_block_indexes(tbl, col) b LOOP
         EXECUTE format('DROP INDEX %s', ind);
         dropped := dropped + 1;
@@ -459,6 +465,12 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
     PERFORM @extschema@.simhash_check_column(tbl, col);
+    IF NOT pg_catalog.pg_has_role((SELECT c.relowner FROM pg_catalog.pg_class c
+                                   WHERE c.oid OPERATOR(pg_catalog.=) tbl), 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %',
+            (SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) tbl)
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
     IF max_distance IS NULL OR max_distance < 0 OR max_distance > 16 THEN
         RAISE EXCEPTION 'simhash: max_distance must be between 0 and 16, got %', coalesce(max_distance::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
