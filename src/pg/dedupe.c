@@ -625,6 +625,17 @@ refuse_citus_distributed(Relation rel, Trigger *tg)
 						 get_rel_name(OidIsValid(table) ? table : relid))));
 }
 
+/* The trigger takes 4 arguments, or 5 with policy link. */
+static void
+check_argument_count(Trigger *tg)
+{
+	if (tg->tgnargs < 4 || tg->tgnargs > 5)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash_dedupe: trigger \"%s\" needs 4 or 5 arguments: text column, key column (fingerprint or LSH keys), maximum distance or similarity threshold, policy [, link column]",
+						tg->tgname)));
+}
+
 /*
  * Parses and checks the trigger's arguments and finds what to search (see the file
  * header); made once per statement, in the function's memory context.
@@ -640,11 +651,7 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 	AttrNumber	root_keys[INDEX_MAX_KEYS];
 	Relation	root;
 
-	if (tg->tgnargs < 4 || tg->tgnargs > 5)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("simhash_dedupe: trigger \"%s\" needs 4 or 5 arguments: text column, key column (fingerprint or LSH keys), maximum distance or similarity threshold, policy [, link column]",
-						tg->tgname)));
+	check_argument_count(tg);
 	if (rel->rd_rel->relkind != RELKIND_RELATION)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -1569,11 +1576,7 @@ make_view_config(FunctionCallInfo fcinfo, TriggerData *td)
 	AttrNumber	root_keys[INDEX_MAX_KEYS];
 	Relation	root;
 
-	if (tg->tgnargs < 4 || tg->tgnargs > 5)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("simhash_dedupe: trigger \"%s\" needs 4 or 5 arguments: text column, key column (fingerprint or LSH keys), maximum distance or similarity threshold, policy [, link column]",
-						tg->tgname)));
+	check_argument_count(tg);
 	c->via_view = true;
 	c->tgoid = tg->tgoid;
 	c->relid = RelationGetRelid(view);

@@ -416,17 +416,12 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
     PERFORM @extschema@.simhash_check_column(tbl, col);
-    IF NOT pg_catalog.pg_has_role((SELECT c.relowner FROM pg_catalog.pg_class c
-                                   WHERE c.oid OPERATOR(pg_catalog.=) tbl), 'USAGE') THEN
-        RAISE EXCEPTION 'must be owner of table %',
-            (SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) tbl)
-            USING ERRCODE = 'insufficient_privilege';
-    END IF;
+    -- First, as it checks that the caller owns the table (42501).
+    PERFORM @extschema@.simhash_layout_forget(tbl, col);
     FOR ind IN SELECT DISTINCT b.index FROM @extschema@.simhash_block_indexes(tbl, col) b LOOP
         EXECUTE format('DROP INDEX %s', ind);
         dropped := dropped + 1;
     END LOOP;
-    PERFORM @extschema@.simhash_layout_forget(tbl, col);
     IF dropped = 0 THEN
         RAISE NOTICE 'simhash: column % of % had no block index', quote_ident(col), tbl;
     END IF;
@@ -465,12 +460,6 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
     PERFORM @extschema@.simhash_check_column(tbl, col);
-    IF NOT pg_catalog.pg_has_role((SELECT c.relowner FROM pg_catalog.pg_class c
-                                   WHERE c.oid OPERATOR(pg_catalog.=) tbl), 'USAGE') THEN
-        RAISE EXCEPTION 'must be owner of table %',
-            (SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) tbl)
-            USING ERRCODE = 'insufficient_privilege';
-    END IF;
     IF max_distance IS NULL OR max_distance < 0 OR max_distance > 16 THEN
         RAISE EXCEPTION 'simhash: max_distance must be between 0 and 16, got %', coalesce(max_distance::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
@@ -492,9 +481,10 @@ BEGIN
     END IF;
     b := coalesce(b, @extschema@.simhash_layout_blocks(max_distance, greatest(est, 1e6)));
 
+    -- First, as it checks that the caller owns the table (42501).
+    PERFORM @extschema@.simhash_layout_forget(tbl, col);
     PERFORM @extschema@.simhash_drop_index(tbl, col)
     WHERE EXISTS (SELECT 1 FROM @extschema@.simhash_block_indexes(tbl, col));
-    PERFORM @extschema@.simhash_layout_forget(tbl, col);
 
     -- Index names: table_column_simhash<b>_<i>, cut to fit in 63 bytes, numbered if taken.
     base := rel || '_' || col;
