@@ -760,14 +760,14 @@ lock_count(Oid root)
 	{
 		LockCount  *e = &lock_counts[i];
 
-		if (e->lxid == MyProc->lxid && e->root == root)
+		if (e->lxid == SIMHASH_MY_LXID && e->root == root)
 			return e;
-		if (e->lxid != MyProc->lxid && free_slot == NULL)
+		if (e->lxid != SIMHASH_MY_LXID && free_slot == NULL)
 			free_slot = e;
 	}
 	if (free_slot == NULL)
 		free_slot = &lock_counts[root % LOCK_COUNTS];	/* many tables: share a slot */
-	free_slot->lxid = MyProc->lxid;
+	free_slot->lxid = SIMHASH_MY_LXID;
 	free_slot->root = root;
 	free_slot->locks = 0;
 	free_slot->next_try = BULK_LOCKS;
@@ -778,11 +778,11 @@ lock_count(Oid root)
 static bool
 holds_table(DedupeConfig *c)
 {
-	if (!CheckRelationOidLockedByMe(c->root, ShareRowExclusiveLock, true))
+	if (!simhash_relation_locked_by_me(c->root, ShareRowExclusiveLock))
 		return false;
 	for (int i = 0; i < c->ntargets; i++)
 		if (c->targets[i].relid != c->root &&
-			!CheckRelationOidLockedByMe(c->targets[i].relid, ShareRowExclusiveLock, true))
+			!simhash_relation_locked_by_me(c->targets[i].relid, ShareRowExclusiveLock))
 			return false;
 	return true;
 }
