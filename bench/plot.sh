@@ -113,7 +113,7 @@ if [[ -f ${core_txt} && -f ${pg_md} ]]; then
         }' "${pg_md}" >"${tmp}/pg.dat"
     [[ -s ${tmp}/core.dat && -s ${tmp}/pg.dat ]] || die "no throughput rows in ${core_txt} or ${pg_md}"
     gnuplot <<GP
-set terminal pngcairo size 1000,450 font ',11' noenhanced
+set terminal pngcairo size 1000,480 font ',11' noenhanced
 set output '${out}/throughput.png'
 set multiplot layout 1,2 title 'Fingerprint throughput against md5 in the same run, one core (above the bars: simhash MB/s / md5 MB/s)'
 set style data histograms
@@ -123,12 +123,13 @@ set boxwidth 0.9
 set grid ytics
 set yrange [0:*]
 set ylabel 'MB/s'
-set key top right
+set offsets 0, 0, graph 0.12, 0
+set key outside bottom center horizontal
 set title 'C++ core: bench_core (CPU time)'
 plot '${tmp}/core.dat' using 2:xtic(1) title 'MD5' lc rgb '#999999', \
      '' using 3 title 'simhash default' lc rgb '#1f77b4', \
      '' using 0:(\$3 > \$2 ? \$3 : \$2):(sprintf('%.2f', \$3 / \$2)) with labels offset 0,0.8 notitle
-set title 'In PostgreSQL: count(f(body)), man pages (bench_pg.sh)'
+set title 'In PostgreSQL: count(f(body)), wall clock (bench_pg.sh)'
 plot '${tmp}/pg.dat' using 2:xtic(1) title 'md5()' lc rgb '#999999', \
      '' using 3 title 'simhash()' lc rgb '#1f77b4', \
      '' using 0:(\$3 > \$2 ? \$3 : \$2):(sprintf('%.2f', \$3 / \$2)) with labels offset 0,0.8 notitle
@@ -167,7 +168,7 @@ set ylabel 'ms (log scale)'
 set logscale y
 set xtics 1
 set grid
-set key top left
+set key bottom right
 plot ${plot}
 GP
     wrote+=("${out}/search_latency.png")
