@@ -8,7 +8,7 @@
  * compare minor versions too (PG_VERSION_NUM is major * 10000 + minor).
  *
  * The replacements written here for what older versions lack would otherwise never run
- * in our tests: building with -DSIMHASH_FORCE_FALLBACKS (make PG_CPPFLAGS="-Isrc
+ * in our tests: building with -DSIMHASH_FORCE_FALLBACKS (make clean; make PG_CPPFLAGS="-Isrc
  * -DSIMHASH_FORCE_FALLBACKS") uses them wherever the version at hand can run them too
  * (reading query rows through a cursor, the materialized-SRF set-up, the lock check), so
  * that the tests exercise them on PostgreSQL 15.
