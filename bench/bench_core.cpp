@@ -8,6 +8,9 @@
 //   SIMHASH_CORPUS=DIR build/bench_core --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true   (one line; the summary then shows medians)
 //
+// The summary starts with the command line; bench/plot.sh reads the md5 and default
+// columns of a report saved as bench/results/bench_core.txt.
+//
 // Stages (the real pipeline, stopped after a stage; each adds one step to the one before):
 //   tokenize    the tokenizer alone; the sink only adds up token lengths
 //   +hash       and XXH3 of every token
@@ -29,6 +32,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/fingerprint.hpp"
@@ -264,10 +268,14 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     }
   }
 
+  // The command line, printed with the summary so that a saved report names what made it.
+  void SetCommand(std::string command) { command_ = std::move(command); }
+
   void PrintSummary() const {
     if (mbps_.empty()) return;
+    std::printf("\nCommand: %s\n", command_.c_str());
     std::printf(
-        "\nSummary: MB/s (10^6 bytes per second of CPU time; the M/s above are 2^20),"
+        "Summary: MB/s (10^6 bytes per second of CPU time; the M/s above are 2^20),"
         " one thread, %s.\n",
         repeated_ ? "medians of the repetitions"
                   : "one run each (use "
@@ -312,7 +320,18 @@ class SummaryReporter : public benchmark::ConsoleReporter {
  private:
   std::map<std::string, double> mbps_;
   bool repeated_ = false;
+  std::string command_;
 };
+
+// "SIMHASH_CORPUS=... SIMHASH_ISA=... build/bench_core ARGS", from the environment and argv.
+std::string command_line(int argc, char** argv) {
+  std::string command;
+  for (const char* name : {"SIMHASH_CORPUS", "SIMHASH_ISA"}) {
+    if (const char* value = std::getenv(name)) command += std::string(name) + "=" + value + " ";
+  }
+  for (int i = 0; i < argc; i++) command += (i > 0 ? " " : "") + std::string(argv[i]);
+  return command;
+}
 
 }  // namespace
 
@@ -351,11 +370,13 @@ int main(int argc, char** argv) {
                                  Stage::kShingle);
   }
   for (const auto& [lang, docs] : corpus()) RegisterOptionBenchmarks(lang);
+  const std::string command = command_line(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   // Colours only on a terminal, as the library's own console reporter does by default.
   SummaryReporter reporter(isatty(fileno(stdout)) ? benchmark::ConsoleReporter::OO_Color
                                                   : benchmark::ConsoleReporter::OO_None);
+  reporter.SetCommand(command);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   reporter.PrintSummary();
   benchmark::Shutdown();

@@ -2,11 +2,13 @@
 # Fingerprinting speed inside PostgreSQL: count(simhash(body)) against count(md5(body)) over
 # the same table, in the same run, on a throwaway cluster. Prints medians and ratios.
 #
-# Usage: bench/bench_pg.sh [--rounds N] [--copies N] [--corpus DIR]
+# Usage: bench/bench_pg.sh [--rounds N] [--copies N] [--corpus DIR] [--out FILE]
 #   The long-text table is every /usr/share/doc/*/copyright, N copies (default 10), each
 #   copy made distinct; the short-text table is their non-empty lines (about 60 bytes each).
 #   --corpus DIR adds a table per language of scripts/make_corpus.sh's corpus (DIR/de,
 #   DIR/en, DIR/fr, DIR/ja, DIR/zh: man pages), N copies of each document, made distinct.
+#   --out FILE also writes the report to FILE, headed by this command line and the
+#   machine's state (bench/plot.sh reads bench/results/bench_pg.md).
 # Needs the extension installed (scripts/setup.sh, or make install with SIMHASH_PG_BIN set).
 #
 # What each timed expression costs, per row:
@@ -26,14 +28,30 @@ source scripts/pgcluster.sh
 rounds=7
 copies=10
 corpus=
+out=
+command_line="bench/bench_pg.sh $*"
 while [[ $# -gt 0 ]]; do
     case $1 in
+        --out) out=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
         --copies) copies=$2; shift 2 ;;
         --corpus) corpus=$2; shift 2 ;;
         *) die "unknown argument: $1" ;;
     esac
 done
+
+[[ -z ${out} || ${out} == /* ]] || out=${caller_dir}/${out}
+if [[ -n ${out} ]]; then
+    {
+        echo "# ${command_line}"
+        echo
+        echo "$(nproc)-core machine, $(date -u +%Y-%m-%d); load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)."
+        echo "Other work shares the cores: trust the ratios (simhash/md5, measured in the same rounds)"
+        echo "more than the milliseconds and MB/s."
+        echo
+        echo '```'
+    } >"${out}"
+fi
 
 pgcluster_start
 trap pgcluster_stop EXIT
@@ -53,6 +71,7 @@ if [[ -n ${corpus} ]]; then
         psql -X -q -v ON_ERROR_STOP=1 -c '\copy corpus_files(name, body) from stdin'
 fi
 
+{
 psql -X -q -v ON_ERROR_STOP=1 -v copies="${copies}" -v rounds="${rounds}" <<'SQL'
 SET max_parallel_workers_per_gather = 0;
 SET jit = off;
@@ -123,7 +142,9 @@ SELECT s.tbl AS "table",
        round((h.ms / m.ms)::numeric, 2) AS "simhash/md5",
        round(((h.ms - d.ms) / (m.ms - d.ms))::numeric, 2) AS "core simhash/md5",
        round((s.bytes / 1e6 / ((h.ms - d.ms) / 1000))::numeric) AS "simhash MB/s above detoast",
-       round((s.bytes / 1e6 / ((m.ms - d.ms) / 1000))::numeric) AS "md5 MB/s above detoast"
+       round((s.bytes / 1e6 / ((m.ms - d.ms) / 1000))::numeric) AS "md5 MB/s above detoast",
+       round((s.bytes / 1e6 / (h.ms / 1000))::numeric) AS "simhash MB/s",
+       round((s.bytes / 1e6 / (m.ms / 1000))::numeric) AS "md5 MB/s"
 FROM sizes s
 JOIN medians d ON d.tbl = s.tbl AND d.fn = 'strpos'
 JOIN medians m ON m.tbl = s.tbl AND m.fn = 'md5'
@@ -131,3 +152,7 @@ JOIN medians h ON h.tbl = s.tbl AND h.fn = 'simhash'
 JOIN medians l ON l.tbl = s.tbl AND l.fn = 'length'
 ORDER BY s.ord;
 SQL
+} | if [[ -n ${out} ]]; then tee -a "${out}"; else cat; fi
+if [[ -n ${out} ]]; then
+    printf '```\n\nLoad average at the end: %s.\n' "$(cut -d' ' -f1-3 /proc/loadavg)" >>"${out}"
+fi

@@ -11,17 +11,23 @@
 #   --text-queries T paragraphs looked up in the pg_trgm comparison (default 30; pg_trgm
 #                    takes seconds per lookup)
 #   --no-trgm        skip the comparison with pg_trgm on a real-text table
+#   --layouts "L..." the layouts measured (default "3 8 3/4"): max_distance, or
+#                    max_distance/blocks
+#   --ks "K..."      the distances k queried (default "3 6 8")
+#   --out FILE       also write the report to FILE, headed by this command line and the
+#                    machine's state (bench/plot.sh reads bench/results/bench_search_*.md)
 #
 # Reports, for the layouts simhash_create_index chooses for max_distance 3 and for 8, and
 # the layout of 4 blocks it gives a table deduplicated at distance 3 by simhash_dedupe:
 # build time, index size per row, and p50/p99 latency of simhash_near(fp, q, k) for
-# k = 3, 6, 8 and three kinds of query (planted: q has near duplicates; random: it has
+# each k of --ks and three kinds of query (planted: q has near duplicates; random: it has
 # none; hot: q sits in the skewed set), each query planned and executed on its own (the
 # time includes planning), one backend, no parallel workers, everything cached
 # (pg_prewarm). Then the same on a table of real-text paragraphs and their edited copies,
 # with pg_trgm's % on a GIN index.
 # Needs the extension installed (scripts/setup.sh).
 set -euo pipefail
+caller_dir=${PWD}
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/pgcluster.sh
 source scripts/pgcluster.sh
@@ -31,17 +37,48 @@ queries=200
 seq_queries=5
 text_queries=30
 trgm=1
+layouts="3 8 3/4"
+ks="3 6 8"
+out=
+command_line=bench/bench_search.sh
+for arg in "$@"; do
+    [[ ${arg} == *' '* ]] && arg="\"${arg}\""
+    command_line+=" ${arg}"
+done
 while [[ $# -gt 0 ]]; do
     case $1 in
+        --layouts) layouts=$2; shift 2 ;;
+        --ks) ks=$2; shift 2 ;;
+        --out) out=$2; shift 2 ;;
         --rows) rows=$2; shift 2 ;;
         --queries) queries=$2; shift 2 ;;
         --seq-queries) seq_queries=$2; shift 2 ;;
         --text-queries) text_queries=$2; shift 2 ;;
         --no-trgm) trgm=0; shift ;;
-        -h | --help) sed -n '2,23s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h | --help) sed -n '2,29s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done
+
+[[ ${ks} =~ ^[0-9]+( [0-9]+)*$ ]] || die "--ks takes distances separated by spaces, like \"3 6 8\""
+ks_array="{${ks// /,}}"
+[[ -z ${out} || ${out} == /* ]] || out=${caller_dir}/${out}
+
+# report : stdout, and the --out file too when there is one.
+report() {
+    if [[ -n ${out} ]]; then tee -a "${out}"; else cat; fi
+}
+if [[ -n ${out} ]]; then
+    {
+        echo "# ${command_line}"
+        echo
+        echo "$(nproc)-core machine, $(date -u +%Y-%m-%d); load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)."
+        echo "Other work shares the cores: trust the speedups over the sequential scans of the same"
+        echo "run more than the milliseconds."
+        echo
+        echo '```'
+    } >"${out}"
+fi
 
 export PGCLUSTER_SETTINGS="shared_buffers = '4GB'
 work_mem = '64MB'
@@ -103,11 +140,11 @@ BEGIN
     RETURN QUERY SELECT 1000 * extract(epoch FROM clock_timestamp() - t0)::float8, n;
 END $$;
 
-CREATE FUNCTION bench.measure(layout text, nq integer, nseq integer) RETURNS void
+CREATE FUNCTION bench.measure(layout text, nq integer, nseq integer, ks integer[]) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE q record; k integer;
 BEGIN
-    FOREACH k IN ARRAY ARRAY[3, 6, 8] LOOP
+    FOREACH k IN ARRAY ks LOOP
         FOR q IN SELECT * FROM queries WHERE n <= nq ORDER BY kind, n LOOP
             INSERT INTO timings SELECT layout, q.kind, k, q.n, 'index', r.ms, r.found
             FROM bench.run(format('SELECT count(*) FROM fps WHERE simhash_near(fp, %s, %s)', q.fp, k)) r;
@@ -134,7 +171,7 @@ BEGIN
 END $$;
 SQL
 
-for layout in 3 8 3/4; do
+for layout in ${layouts}; do
     max_distance=${layout%/*}
     blocks=NULL
     name="max_distance ${max_distance}"
@@ -144,13 +181,14 @@ for layout in 3 8 3/4; do
     fi
     log "layout ${name}: build, then ${queries} queries per kind and k"
     psql -v name="${name}" -v md="${max_distance}" -v blocks="${blocks}" -v nq="${queries}" \
-        -v nseq="${seq_queries}" <<'SQL'
+        -v nseq="${seq_queries}" -v ks="${ks_array}" <<'SQL'
 \o /dev/null
 SELECT bench.build(:'name', :md, :blocks);
-SELECT bench.measure(:'name', :nq, :nseq);
+SELECT bench.measure(:'name', :nq, :nseq, :'ks');
 SQL
 done
 
+{
 psql -v rows="${rows}" <<'SQL'
 \pset footer off
 \echo
@@ -177,8 +215,14 @@ SELECT count(*) AS compared, count(*) FILTER (WHERE i.found <> s.found) AS diffe
 FROM timings s JOIN timings i USING (layout, kind, k, n)
 WHERE s.how = 'seq' AND i.how = 'index';
 SQL
+} | report
 
-[[ ${trgm} -eq 1 ]] || exit 0
+finish_report() {
+    if [[ -n ${out} ]]; then
+        printf '```\n\nLoad average at the end: %s.\n' "$(cut -d' ' -f1-3 /proc/loadavg)" >>"${out}"
+    fi
+}
+[[ ${trgm} -eq 1 ]] || { finish_report; exit 0; }
 
 corpus=${SIMHASH_CORPUS:-/tmp/simhash-corpus}
 if [[ ! -d ${corpus}/en ]]; then
@@ -188,6 +232,7 @@ fi
 log "pg_trgm comparison: paragraphs of ${corpus} and two edited copies of each"
 find "${corpus}" -type f -name '*.txt' | sort | perl scripts/copy_docs.pl |
     psql -c 'CREATE TABLE files (name text, body text)' -c '\copy files(name, body) from stdin'
+{
 psql -v nq="${text_queries}" <<'SQL'
 SET bench.nq = :nq;
 CREATE EXTENSION pg_trgm;
@@ -279,3 +324,5 @@ SELECT method, count(*) AS queries,
        round(avg(found3::int), 2) AS found_3pct, round(avg(found10::int), 2) AS found_10pct
 FROM text_timings GROUP BY method ORDER BY method;
 SQL
+} | report
+finish_report

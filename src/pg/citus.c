@@ -25,6 +25,7 @@
 #include "utils/rel.h"
 
 #include "pg/citus.h"
+#include "pg/compat.h"
 
 bool
 simhash_citus_installed(void)
@@ -179,7 +180,7 @@ simhash_citus_shard_rows(Oid relid, double *shards, double *rows)
 	Datum		args[1] = {ObjectIdGetDatum(relid)};
 	bool		ok = false;
 
-	if (cached_relid == relid && cached_lxid == MyProc->lxid)
+	if (cached_relid == relid && cached_lxid == SIMHASH_MY_LXID)
 	{
 		*shards = cached_shards;
 		*rows = cached_rows;
@@ -211,7 +212,7 @@ simhash_citus_shard_rows(Oid relid, double *shards, double *rows)
 	if (ok)
 	{
 		cached_relid = relid;
-		cached_lxid = MyProc->lxid;
+		cached_lxid = SIMHASH_MY_LXID;
 		cached_shards = *shards;
 		cached_rows = *rows;
 	}

@@ -688,14 +688,14 @@ lock_count(Oid root)
 	{
 		LockCount  *e = &lock_counts[i];
 
-		if (e->lxid == MyProc->lxid && e->root == root)
+		if (e->lxid == SIMHASH_MY_LXID && e->root == root)
 			return e;
-		if (e->lxid != MyProc->lxid && free_slot == NULL)
+		if (e->lxid != SIMHASH_MY_LXID && free_slot == NULL)
 			free_slot = e;
 	}
 	if (free_slot == NULL)
 		free_slot = &lock_counts[root % LOCK_COUNTS];	/* many tables: share a slot */
-	free_slot->lxid = MyProc->lxid;
+	free_slot->lxid = SIMHASH_MY_LXID;
 	free_slot->root = root;
 	free_slot->locks = 0;
 	free_slot->next_try = BULK_LOCKS;
@@ -706,11 +706,11 @@ lock_count(Oid root)
 static bool
 holds_table(DedupeConfig *c)
 {
-	if (!CheckRelationOidLockedByMe(c->root, ShareRowExclusiveLock, true))
+	if (!simhash_relation_locked_by_me(c->root, ShareRowExclusiveLock))
 		return false;
 	for (int i = 0; i < c->ntargets; i++)
 		if (c->targets[i].relid != c->root &&
-			!CheckRelationOidLockedByMe(c->targets[i].relid, ShareRowExclusiveLock, true))
+			!simhash_relation_locked_by_me(c->targets[i].relid, ShareRowExclusiveLock))
 			return false;
 	return true;
 }
@@ -1714,7 +1714,8 @@ view_insert(DedupeConfig *c, Relation view, Relation root, HeapTuple row, Memory
 			continue;
 		ba = TupleDescAttr(bdesc, c->to_base[i] - 1);
 		name = quote_identifier(NameStr(ba->attname));
-		appendStringInfo(&ret, "%s%s", r++ > 0 ? ", " : "", name);
+		appendStringInfo(&ret, "%s%s", r > 0 ? ", " : "", name);
+		r++;
 		if (ba->attgenerated)
 			continue;
 		d = heap_getattr(row, i + 1, vdesc, &isnull);
@@ -1750,7 +1751,11 @@ view_insert(DedupeConfig *c, Relation view, Relation root, HeapTuple row, Memory
 		if (TupleDescAttr(vdesc, i)->attisdropped)
 			out_nulls[i] = true;
 		else
-			out[i] = heap_getattr(inserted, ++r, SPI_tuptable->tupdesc, &out_nulls[i]);
+		{
+			/* (heap_getattr is a macro before PostgreSQL 15: no side effects in its arguments) */
+			r++;
+			out[i] = heap_getattr(inserted, r, SPI_tuptable->tupdesc, &out_nulls[i]);
+		}
 	}
 	inserted = heap_form_tuple(vdesc, out, out_nulls);
 	MemoryContextSwitchTo(spi);

@@ -24,6 +24,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type_d.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -38,6 +39,7 @@
 #include "utils/syscache.h"
 
 #include "capi/search_capi.h"
+#include "pg/compat.h"
 #include "pg/layouts.h"
 
 #define LAYOUTS_TABLE "simhash_layouts"
@@ -116,7 +118,7 @@ check_owned_column(Oid relid, const char *col)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("simhash: relation with OID %u does not exist", relid)));
-	if (!pg_class_ownercheck(relid, GetUserId()))
+	if (!simhash_relation_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(get_rel_relkind(relid)), relname);
 	if (get_attnum(relid, col) <= 0)
 		ereport(ERROR,

@@ -262,7 +262,7 @@ simhash_features_of_text(PG_FUNCTION_ARGS)
 	options.weighting = SIMHASH_WEIGHTING_TF;
 	options.min_features = 1;
 
-	InitMaterializedSRF(fcinfo, 0);
+	simhash_init_materialized_srf(fcinfo);
 	distinct = simhash_distinct_features(body, &options, &features, &counts);
 	for (i = 0; i < distinct; i++)
 	{

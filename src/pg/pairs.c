@@ -337,7 +337,7 @@ static Tuplesortstate *
 new_id_sort(void)
 {
 	return tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false, work_mem, NULL,
-								 TUPLESORT_NONE);
+								 SIMHASH_TUPLESORT_NONE);
 }
 
 /* Sorts the ids and raises 21000 for the first one found twice; ends the sort. */
@@ -350,7 +350,7 @@ check_sorted_ids(PairsRun *run, Tuplesortstate *sort)
 	int64		previous = 0;
 
 	tuplesort_performsort(sort);
-	while (tuplesort_getdatum(sort, true, &value, &isnull, NULL))
+	while (simhash_tuplesort_getdatum(sort, true, &value, &isnull))
 	{
 		int64		id = DatumGetInt64(value);
 
@@ -421,15 +421,57 @@ receiver_destroy(DestReceiver *self)
 {
 }
 
+#ifndef SIMHASH_HAVE_SPI_EXECUTE_EXTENDED
+/*
+ * PostgreSQL 13 cannot send the rows of an SPI plan to a DestReceiver of ours: read them
+ * through a cursor, a batch at a time, and hand each row to the receiver's functions.
+ * (A cursor runs without parallel workers.)
+ */
+#define CURSOR_BATCH_ROWS 10000
+
+static void
+read_through_cursor(RowReceiver *receiver, SPIPlanPtr plan)
+{
+	Portal		portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
+	TupleTableSlot *slot = NULL;
+
+	for (;;)
+	{
+		uint64		n;
+
+		SPI_cursor_fetch(portal, true, CURSOR_BATCH_ROWS);
+		n = SPI_processed;
+		if (slot == NULL)
+		{
+			receiver->pub.rStartup(&receiver->pub, CMD_SELECT, SPI_tuptable->tupdesc);
+			slot = MakeSingleTupleTableSlot(SPI_tuptable->tupdesc, &TTSOpsHeapTuple);
+		}
+		for (uint64 i = 0; i < n; i++)
+		{
+			ExecStoreHeapTuple(SPI_tuptable->vals[i], slot, false);
+			receiver->pub.receiveSlot(slot, &receiver->pub);
+		}
+		ExecClearTuple(slot);
+		SPI_freetuptable(SPI_tuptable);
+		if (n == 0)
+			break;
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	SPI_cursor_close(portal);
+}
+#endif
+
 /* Runs the query once and collects its rows. */
 static void
 read_query(PairsRun *run, const char *query)
 {
 	RowReceiver receiver;
+	SPIPlanPtr	plan;
+#ifdef SIMHASH_HAVE_SPI_EXECUTE_EXTENDED
 	SPIPrepareOptions prepare;
 	SPIExecuteOptions execute;
-	SPIPlanPtr	plan;
 	int			rc;
+#endif
 
 	memset(&receiver, 0, sizeof(receiver));
 	receiver.pub.receiveSlot = receiver_slot;
@@ -441,10 +483,14 @@ read_query(PairsRun *run, const char *query)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "%s: SPI_connect failed", run->fname);
+#ifdef SIMHASH_HAVE_SPI_EXECUTE_EXTENDED
 	memset(&prepare, 0, sizeof(prepare));
 	/* The query runs to completion, so it may use parallel workers. */
 	prepare.cursorOptions = CURSOR_OPT_PARALLEL_OK;
 	plan = SPI_prepare_extended(query, &prepare);
+#else
+	plan = SPI_prepare_cursor(query, 0, NULL, 0);
+#endif
 	if (plan == NULL)
 		elog(ERROR, "%s: SPI_prepare failed: %s", run->fname, SPI_result_code_string(SPI_result));
 	if (!SPI_is_cursor_plan(plan))
@@ -452,13 +498,19 @@ read_query(PairsRun *run, const char *query)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s: the query must be one statement that returns rows (id, fp)",
 						run->fname)));
+#ifdef SIMHASH_HAVE_SPI_EXECUTE_EXTENDED
 	memset(&execute, 0, sizeof(execute));
 	execute.read_only = false;
+#ifdef SIMHASH_HAVE_SPI_MUST_RETURN_TUPLES
 	execute.must_return_tuples = true;
+#endif
 	execute.dest = &receiver.pub;
 	rc = SPI_execute_plan_extended(plan, &execute);
 	if (rc < 0)
 		elog(ERROR, "%s: running the query failed: %s", run->fname, SPI_result_code_string(rc));
+#else
+	read_through_cursor(&receiver, plan);
+#endif
 	SPI_freeplan(plan);
 	SPI_finish();
 	if (run->spill)
@@ -874,7 +926,7 @@ pairs_or_clusters(FunctionCallInfo fcinfo, bool clusters)
 	PairsRun   *run;
 	MemoryContext cxt;
 
-	InitMaterializedSRF(fcinfo, 0);
+	simhash_init_materialized_srf(fcinfo);
 	cxt = AllocSetContextCreate(rsinfo->econtext->ecxt_per_query_memory, "simhash pairs",
 								ALLOCSET_DEFAULT_SIZES);
 	run = MemoryContextAllocZero(cxt, sizeof(PairsRun));

@@ -447,8 +447,7 @@ index_condition(RangeTblEntry *rte, Var *var, Node *other, int k, Oid nsp)
 
 			any->opno = Int4EqualOperator;
 			any->opfuncid = F_INT4EQ;
-			any->hashfuncid = InvalidOid;
-			any->negfuncid = InvalidOid;
+			/* hashfuncid and negfuncid (14, 15), zeroed by makeNode: no hashed lookup. */
 			any->useOr = true;
 			any->inputcollid = InvalidOid;
 			any->args = list_make2(key,
@@ -493,7 +492,7 @@ searchable_column(PlannerInfo *root, Node *node, Node *other)
 	 */
 	if (simhash_citus_installed() && simhash_citus_partition_method(rte->relid) != 0)
 		return NULL;
-	if (bms_is_member(var->varno, pull_varnos(root, other)))
+	if (bms_is_member(var->varno, simhash_pull_varnos(root, other)))
 		return NULL;
 	return rte;
 }
@@ -592,7 +591,7 @@ simhash_search_plan(PG_FUNCTION_ARGS)
 	double		shards;
 
 	check_distance(k);
-	InitMaterializedSRF(fcinfo, 0);
+	simhash_init_materialized_srf(fcinfo);
 	LockRelationOid(relid, AccessShareLock);
 	relkind = get_rel_relkind(relid);
 	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE &&

@@ -8,13 +8,47 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "funcapi.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/tuplestore.h"
 
 #include "pg/simhash_pg.h"
 
 PG_MODULE_MAGIC;
+
+#if PG_VERSION_NUM < 150001 || defined(SIMHASH_FORCE_FALLBACKS)
+/*
+ * What InitMaterializedSRF(fcinfo, 0) does from PostgreSQL 15.1 on (compat.h): checks that
+ * the caller accepts a materialized result, and sets an empty tuplestore and the function's
+ * result descriptor, both made in the query's memory, in fcinfo->resultinfo.
+ */
+void
+simhash_init_materialized_srf(FunctionCallInfo fcinfo)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	TupleDesc	tupdesc;
+	MemoryContext old;
+
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("set-valued function called in context that cannot accept a set")));
+	if (!(rsinfo->allowedModes & SFRM_Materialize))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("materialize mode required, but it is not allowed in this context")));
+	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	rsinfo->returnMode = SFRM_Materialize;
+	rsinfo->setResult = tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0,
+											  false, work_mem);
+	rsinfo->setDesc = tupdesc;
+	MemoryContextSwitchTo(old);
+}
+#endif
 
 void
 simhash_raise_status(simhash_status status, const char *message)

@@ -8,6 +8,8 @@
 
 #include "postgres.h"
 
+#include "pg/compat.h"
+
 #include "capi/simhash_capi.h"
 
 /* Text is fed to the core in chunks of this size, with an interrupt check between them. */
@@ -21,7 +23,7 @@
  * becomes SQLSTATE 22023 (invalid_parameter_value), SIMHASH_OUT_OF_MEMORY 53200, anything
  * else XX000 (internal_error).
  */
-extern void simhash_raise_status(simhash_status status, const char *message) pg_attribute_noreturn();
+SIMHASH_NORETURN extern void simhash_raise_status(simhash_status status, const char *message);
 
 /*
  * The bytes of a text value in UTF-8 (converted from the database encoding when that is

@@ -323,7 +323,7 @@ simhash_similar_recipes(PG_FUNCTION_ARGS)
 	const SimhashRecipe *recipes;
 	int			count = simhash_similar_recipes_for(PG_GETARG_FLOAT8(0), &recipes);
 
-	InitMaterializedSRF(fcinfo, 0);
+	simhash_init_materialized_srf(fcinfo);
 	for (int i = 0; i < count; i++)
 	{
 		Datum		values[4];
