@@ -50,6 +50,12 @@ ISOLATION = \
 	simhash_dedupe_similarity
 ISOLATION_OPTS = --inputdir=. --outputdir=output_iso
 
+# TAP tests (t/*.pl, PostgreSQL::Test::Cluster): crash recovery and a streaming replica.
+# `make installcheck` runs them last, through prove, as the user make runs as (the servers
+# they start refuse root); scripts/tap.sh runs them alone (REGRESS= ISOLATION=), as the
+# server user. TAP_TESTS= leaves them out.
+TAP_TESTS = 1
+
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CXXFLAGS = -std=c++17 -O3 -fvisibility=hidden -fvisibility-inlines-hidden
 SHLIB_LINK = -lstdc++

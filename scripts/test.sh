@@ -84,12 +84,13 @@ stage_ctest_asan() {
 stage_pg_regress() {
     local status=0
     pgcluster_start || return 1
-    make PG_CONFIG="${PG_CONFIG}" installcheck || status=$?
+    # TAP_TESTS= : the TAP tests start servers of their own, as another user (stage tap).
+    make PG_CONFIG="${PG_CONFIG}" installcheck TAP_TESTS= || status=$?
     # Each file alone too, in a fresh database: none may depend on another having run.
     if [[ ${status} -eq 0 ]]; then
         local t
         for t in $(make -s print-regress); do
-            make PG_CONFIG="${PG_CONFIG}" installcheck REGRESS="${t}" ISOLATION= >/dev/null ||
+            make PG_CONFIG="${PG_CONFIG}" installcheck REGRESS="${t}" ISOLATION= TAP_TESTS= >/dev/null ||
                 { log "${t} fails when run alone"; status=1; break; }
         done
     fi
