@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Run the TAP tests (t/*.pl: crash recovery and a streaming replica, with PostgreSQL's
-# PostgreSQL::Test::Cluster) through PGXS's `make installcheck` (prove_installcheck), against
-# the PostgreSQL that scripts/setup.sh --private-pg installed the extension into.
+# Run the TAP tests (t/*.pl, with PostgreSQL's PostgreSQL::Test::Cluster: crash recovery, a
+# streaming replica, a small lock table) through PGXS's `make installcheck`
+# (prove_installcheck), against the PostgreSQL that scripts/setup.sh --private-pg installed
+# the extension into.
 #
 # Usage: scripts/tap.sh [--rows N] [TEST...]
-#   --rows N  the size of the tests (SIMHASH_TAP_ROWS; default 50000): rows offered to the
-#             COPY that is killed, rows loaded on the primary, a quarter of the table indexed
+#   --rows N  the size of the tests (SIMHASH_TAP_ROWS; default 50000, at least 20000): rows
+#             offered to the COPY that is killed, rows loaded on the primary, a quarter of
+#             the table indexed
 #   TEST      t/NNN_name.pl files to run (default: all of them)
 #
 # The servers refuse to run as root: when run as root, the tests run as the server user of
@@ -26,12 +28,12 @@ tests=()
 while [[ $# -gt 0 ]]; do
     case $1 in
         --rows) [[ $# -ge 2 ]] || die "--rows needs a number"; rows=$2; shift 2 ;;
-        -h | --help) sed -n '2,17s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h | --help) sed -n '2,/^set -euo/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         -*) die "unknown argument: $1 (try --help)" ;;
         *) tests+=("$1"); shift ;;
     esac
 done
-[[ ${rows} =~ ^[0-9]+$ && ${rows} -ge 1000 ]] || die "--rows takes a number of at least 1000"
+[[ ${rows} =~ ^[0-9]+$ && ${rows} -ge 20000 ]] || die "--rows takes a number of at least 20000"
 perl -MIPC::Run -e 1 2>/dev/null || die "the TAP tests need IPC::Run: run scripts/setup.sh (Debian package libipc-run-perl)"
 
 use_private_pg

@@ -83,7 +83,7 @@ is($offered_near, $offered_brute,
 cmp_ok($offered_near, '>', 0, 'the input holds near duplicates');
 my $offered_similar = scalar_sql($node, similar_pairs_sql('offered', $t));
 cmp_ok($offered_similar, '>', 0, 'the input holds pairs with a similarity of at least 0.8');
-figure('input', "$rows rows offered in $chunks COPYs; among the first 3000, $offered_near pairs within k = $k, $offered_similar with similarity >= $t");
+figure('COPY input', "$rows rows offered in $chunks COPYs; among the first 3000, $offered_near pairs within k = $k, $offered_similar with similarity >= $t");
 
 # load TABLE, FIRST : COPY the chunks FIRST.. into TABLE, one transaction each, in a
 # background psql; returns the IPC::Run handle.
