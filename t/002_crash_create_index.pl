@@ -139,8 +139,9 @@ WHERE s.application_name = 'create_index' AND s.backend_type = 'client backend' 
     is($after, $before, "$name: after the crash the layout is as before the call ($before)");
     my $indexes = $after eq 'none' ? 0 : check_layout("$name, after the crash", (split m{/}, $after)[0]);
     figure("crash during simhash_create_index ($name)",
-        sprintf('killed after %.2f s in "%s"; recovery %.2f s (%s); layout after: %s (as before); amcheck: %d B-tree indexes clean',
-            $seconds, $phase, $recovery, $redo, $after, $indexes));
+        sprintf('killed after %.2f s in "%s"; recovery %.2f s (%s); layout after: %s (as before); %s',
+            $seconds, $phase, $recovery, $redo, $after,
+            $indexes ? "amcheck: $indexes B-tree indexes clean" : 'no index left'));
     return;
 }
 

@@ -83,10 +83,10 @@ sub psql_ok
 # ---------------------------------------------------------------------------------------
 # The input: real sentences, and near duplicates of earlier rows.
 
-# At least WANT sentences of real text, each once, in a fixed order: those of the Debian
+# Up to WANT sentences of real text, each once, in a fixed order: those of the Debian
 # copyright files (licences and notices, many of them near copies of each other), then
-# those of the packages' changelogs (changelog.Debian.gz), as many as needed. On a machine
-# without enough of them, made-up sentences from a small vocabulary make up the number.
+# those of the packages' changelogs (changelog.Debian.gz) while more are wanted. On a
+# machine with fewer than 2,000 of them, made-up ones: random words of a small vocabulary.
 sub sentences
 {
     my ($want) = @_;
@@ -119,10 +119,10 @@ sub sentences
     }
     my @vocabulary = qw(software licence copy permission granted notice warranty
       holder author distribute modify source binary form file package program
-      library terms conditions merchantability fitness);
-    for (my $i = 1; @sentences < $want; $i++)
+      library terms conditions merchantability fitness release upload bug fix);
+    while (@sentences < 2000)
     {
-        push @sentences, join(' ', map { $vocabulary[ ($i * 7 + $_ * 13) % @vocabulary ] . $_ } 1 .. 8 + $i % 9) . " $i.";
+        push @sentences, join(' ', map { $vocabulary[ int(rand(@vocabulary)) ] } 1 .. 8 + int(rand(12))) . '.';
     }
     return \@sentences;
 }
@@ -148,26 +148,32 @@ sub edit_text
 }
 
 # write_input DIR, ROWS, CHUNKS : write ROWS rows of COPY text format (chunk, line, body)
-# into CHUNKS files DIR/input_N.copy (N = 1..CHUNKS, in line order); returns the list of
-# files. Deterministic for a given machine: 70 % of the rows are one to three sentences
-# drawn at random from as many sentences as there are rows, 30 % are an earlier row (one of the last 50 half of the time, else one
-# of the last 20,000) with one or two small edits, so that many are near duplicates.
+# into CHUNKS files DIR/input_ROWS/N.copy (N = 1..CHUNKS, in line order), or find them
+# there from an earlier test of the same run; returns the list of files. Deterministic for a
+# given machine: 70 % of the rows are one to three sentences drawn at random (from as many
+# sentences as there are rows, or all there are: then each comes back in several rows), 30 %
+# are an earlier row (one of the last 50 half of the time, else one of the last 20,000)
+# with one or two small edits, so that many are near duplicates.
 sub write_input
 {
     my ($dir, $rows, $chunks) = @_;
-    my $sentences = sentences($rows);
+    $dir = "$dir/input_${rows}_$chunks";
     my $per_chunk = int(($rows + $chunks - 1) / $chunks);
-    my (@recent, @files, $fh);
+    my @files = map { "$dir/$_.copy" } 1 .. int(($rows + $per_chunk - 1) / $per_chunk);
+    return \@files if -e "$dir/complete";
+    mkdir $dir or -d $dir or die "cannot make $dir: $!";
     srand(20261124);
+    my $sentences = sentences($rows);
+    my (@recent, $fh);
     for my $line (1 .. $rows)
     {
-        my $chunk = 1 + int(($line - 1) / $per_chunk);
-        if (!@files || $files[-1] ne "$dir/input_$chunk.copy")
+        if (($line - 1) % $per_chunk == 0)
         {
             close $fh if $fh;
-            push @files, "$dir/input_$chunk.copy";
-            open $fh, '>:raw', $files[-1] or die "cannot write $files[-1]: $!";
+            my $file = $files[ int(($line - 1) / $per_chunk) ];
+            open $fh, '>:raw', $file or die "cannot write $file: $!";
         }
+        my $chunk = 1 + int(($line - 1) / $per_chunk);
         my $text;
         if (@recent && rand() < 0.3)
         {
@@ -186,6 +192,8 @@ sub write_input
         print $fh "$chunk\t$line\t$field\n";
     }
     close $fh;
+    open my $done, '>', "$dir/complete" or die "cannot write $dir/complete: $!";
+    close $done;
     return \@files;
 }
 
