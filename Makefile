@@ -52,6 +52,15 @@ ISOLATION = \
 	simhash_dedupe_similarity
 ISOLATION_OPTS = --inputdir=. --outputdir=output_iso
 
+# TAP tests (t/*.pl, PostgreSQL::Test::Cluster): crash recovery, a streaming replica, a
+# small lock table. `make installcheck` runs them last, through prove; TAP_TESTS= leaves
+# them out. The servers they start refuse to run as root, so as root it leaves them out
+# too, and says so: scripts/tap.sh runs them alone (REGRESS= ISOLATION=) as the server user.
+SIMHASH_AS_ROOT := $(filter 0,$(shell id -u))
+ifeq ($(SIMHASH_AS_ROOT),)
+TAP_TESTS = 1
+endif
+
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CXXFLAGS = -std=c++17 -O3 -fvisibility=hidden -fvisibility-inlines-hidden
 SHLIB_LINK = -lstdc++
@@ -73,6 +82,16 @@ simhash--0.1--0.2.sql: src/sql/simhash--0.2.sql
 # PGXS tracks no header dependencies: rebuild every object when a header changes.
 $(OBJS): $(wildcard src/core/*.hpp src/core/*.inc src/capi/*.h src/capi/*.hpp src/pg/*.h)
 
+
+# As root, installcheck says why the TAP tests are left out (unless TAP_TESTS was given).
+ifneq ($(SIMHASH_AS_ROOT),)
+ifeq ($(origin TAP_TESTS),undefined)
+installcheck: tap-not-as-root
+endif
+endif
+.PHONY: tap-not-as-root
+tap-not-as-root:
+	@echo "TAP tests (t/) left out: their servers refuse to run as root; scripts/tap.sh runs them as the server user"
 
 # The pg_regress files, for scripts/test.sh, which also runs each one alone.
 .PHONY: print-regress

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Reliability figures on a throwaway cluster, as one table: memory each SQL function keeps
-# per call over many calls in one session (leaks), and how fast statement_timeout stops the
-# long-running calls (cancellation), with what they leave behind.
+# per call over many calls in one session (leaks), how fast statement_timeout stops the
+# long-running calls (cancellation), with what they leave behind, and what a kill -9 of the
+# server leaves (crash: the TAP tests of t/ at full size).
 #
-# Usage: scripts/reliability.sh [--calls N] [--timeout MS]
+# Usage: scripts/reliability.sh [--calls N] [--timeout MS] [--tap-rows N]
 #   --calls N     calls of each function in the leak runs (default 200000; a warm-up of
 #                 N / 10 first, whose growth is not counted)
 #   --timeout MS  statement_timeout of the cancellation runs (default 100)
+#   --tap-rows N  size of the TAP tests (default 500000: rows of the COPY killed half-way)
 #
 # Leaks: the backend's resident memory (VmRSS) after the warm-up and after N more calls,
 # (after - before) / N bytes a call, less the same figure for the harness alone (a loop
 # whose every call runs in a PL/pgSQL exception block, so that error paths can be called). Cancellation: the time from the statement's start to its error (57014), and then
-# the temporary files, locks and layout rows left (all must be 0).
+# the temporary files, locks and layout rows left (all must be 0). Crash: scripts/tap.sh
+# --rows N; its figures (rows committed before the kill, recovery time, amcheck, near pairs)
+# become rows of the table, and the script fails when a TAP test does.
 # Needs scripts/setup.sh (run here with --private-pg --quiet).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -22,15 +26,18 @@ source scripts/pgcluster.sh
 
 calls=200000
 timeout_ms=100
+tap_rows=500000
 while [[ $# -gt 0 ]]; do
     case $1 in
         --calls) [[ $# -ge 2 ]] || die "--calls needs a number"; calls=$2; shift 2 ;;
         --timeout) [[ $# -ge 2 ]] || die "--timeout needs milliseconds"; timeout_ms=$2; shift 2 ;;
-        -h | --help) sed -n '2,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --tap-rows) [[ $# -ge 2 ]] || die "--tap-rows needs a number"; tap_rows=$2; shift 2 ;;
+        -h | --help) sed -n '2,/^set -euo/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done
-[[ ${calls} =~ ^[1-9][0-9]*$ && ${timeout_ms} =~ ^[1-9][0-9]*$ ]] || die "--calls and --timeout take positive numbers"
+[[ ${calls} =~ ^[1-9][0-9]*$ && ${timeout_ms} =~ ^[1-9][0-9]*$ && ${tap_rows} =~ ^[1-9][0-9]*$ ]] ||
+    die "--calls, --timeout and --tap-rows take positive numbers"
 
 scripts/setup.sh --private-pg --quiet >&2
 use_private_pg
@@ -131,3 +138,23 @@ cancel 'simhash_df of 200 MB' '' "SELECT count(*) FROM simhash_df('SELECT body F
 cancel 'simhash_similar_pairs, 200k rows' \
     "CREATE TABLE paras AS SELECT i AS id, 'paragraph ' || (i % 1000) || ' of a licence text with words ' || i AS body FROM generate_series(1, 200000) i" \
     "SELECT count(*) FROM simhash_similar_pairs('SELECT id, body FROM paras', 0.8)"
+
+# Crash recovery: the TAP tests at full size, on servers of their own; each figure they
+# print ("figure: NAME: VALUE") becomes a row.
+pgcluster_stop
+tap_log=$(mktemp)
+tap_status=0
+SECONDS=0
+scripts/tap.sh --rows "${tap_rows}" >"${tap_log}" 2>&1 || tap_status=$?
+while IFS= read -r line; do
+    printf '| crash | %s | %s |\n' "${line%%: *}" "${line#*: }"
+done < <(sed -n 's/^# figure: //p' "${tap_log}")
+if [[ ${tap_status} -eq 0 ]]; then
+    printf '| crash | TAP tests (t/*.pl), %s rows | %s in %s s |\n' "${tap_rows}" \
+        "$(grep -o 'Tests=[0-9]*' "${tap_log}" | tail -n 1 | sed 's/Tests=\(.*\)/\1 tests passed/')" "${SECONDS}"
+    rm -f -- "${tap_log}"
+else
+    printf '| crash | TAP tests (t/*.pl), %s rows | FAILED (output in %s) |\n' "${tap_rows}" "${tap_log}"
+    tail -n 40 "${tap_log}" >&2
+    exit 1
+fi

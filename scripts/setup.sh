@@ -48,6 +48,9 @@ packages=(
     # The demo's loader (scripts/copy_docs.pl). The man pages of the benchmarks' corpus are
     # installed by scripts/make_corpus.sh when a benchmark needs them.
     perl
+    # The TAP tests (t/, scripts/tap.sh): PostgreSQL::Test::Cluster runs its servers and
+    # clients through IPC::Run.
+    libipc-run-perl
 )
 
 # run CMD... : run a step; with --quiet, its output goes to build/setup.log.

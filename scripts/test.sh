@@ -13,6 +13,10 @@
 #   pg_regress     `make installcheck` against a throwaway PostgreSQL cluster: the
 #                  pg_regress files, then the isolation specs (pg_isolation_regress);
 #                  then each pg_regress file alone, in a fresh database
+#   tap            scripts/tap.sh: the TAP tests (t/, PostgreSQL::Test::Cluster) as the server
+#                  user: kill -9 during a COPY through the dedupe trigger and during
+#                  simhash_create_index, a promoted streaming replica, a small lock table;
+#                  50,000 rows (SIMHASH_TAP_ROWS; scripts/reliability.sh runs 500,000)
 #   stress         test/stress/dedupe_stress.sh: 16 concurrent writers of near duplicates
 #   dump           test/dump/dump_restore.sh: pg_dump and restore keep layouts, indexes,
 #                  the dedupe trigger and the answers
@@ -37,7 +41,7 @@ setup_args=(--private-pg --quiet)
 for arg in "$@"; do
     case ${arg} in
         --verbose) setup_args=(--private-pg) ;;
-        -h | --help) sed -n '2,30s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" | sed '/^set -euo/,$d'; exit 0 ;;
+        -h | --help) sed -n '2,/^set -euo/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: ${arg} (scripts/test.sh [--verbose])" ;;
     esac
 done
@@ -84,12 +88,13 @@ stage_ctest_asan() {
 stage_pg_regress() {
     local status=0
     pgcluster_start || return 1
-    make PG_CONFIG="${PG_CONFIG}" installcheck || status=$?
+    # TAP_TESTS= : the TAP tests start servers of their own, as another user (stage tap).
+    make PG_CONFIG="${PG_CONFIG}" installcheck TAP_TESTS= || status=$?
     # Each file alone too, in a fresh database: none may depend on another having run.
     if [[ ${status} -eq 0 ]]; then
         local t
         for t in $(make -s print-regress); do
-            make PG_CONFIG="${PG_CONFIG}" installcheck REGRESS="${t}" ISOLATION= >/dev/null ||
+            make PG_CONFIG="${PG_CONFIG}" installcheck REGRESS="${t}" ISOLATION= TAP_TESTS= >/dev/null ||
                 { log "${t} fails when run alone"; status=1; break; }
         done
     fi
@@ -106,6 +111,10 @@ stage_pg_regress() {
     fi
     pgcluster_stop
     return "${status}"
+}
+
+stage_tap() {
+    scripts/tap.sh --rows "${SIMHASH_TAP_ROWS:-50000}"
 }
 
 stage_stress() {
@@ -163,6 +172,7 @@ fi
 needs_setup ctest-release stage_ctest_release
 run_stage ctest-asan stage_ctest_asan
 needs_setup pg_regress stage_pg_regress
+needs_setup tap stage_tap
 needs_setup stress stage_stress
 needs_setup dump stage_dump
 needs_setup citus stage_citus

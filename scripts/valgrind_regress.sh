@@ -78,7 +78,7 @@ done
 log "pg_regress under valgrind: ${tests}"
 start=${SECONDS}
 regress=0
-make -s installcheck REGRESS="${tests}" ISOLATION= PG_CONFIG="${PG_CONFIG}" \
+make -s installcheck REGRESS="${tests}" ISOLATION= TAP_TESTS= PG_CONFIG="${PG_CONFIG}" \
     >"${PGCLUSTER_DIR}/regress.out" 2>&1 ||
     regress=$?
 took=$((SECONDS - start))

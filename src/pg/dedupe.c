@@ -30,11 +30,12 @@
  * fingerprints share a key only by chance.
  *
  * A transaction that writes many rows would hold many locks; past BULK_LOCKS of them on
- * one table, the trigger tries (without waiting, so it cannot deadlock) to take SHARE ROW
- * EXCLUSIVE on the table, which keeps every other writer out; once it holds that lock,
- * or the user took it with LOCK TABLE before a bulk load, no advisory lock is needed. If
- * another writer keeps the table busy until this transaction holds twice as many (or a
- * quarter of the shared lock table), the trigger waits for the table lock (lock_budget()).
+ * one table (or half the budget below, if that is less), the trigger tries (without
+ * waiting, so it cannot deadlock) to take SHARE ROW EXCLUSIVE on the table, which keeps
+ * every other writer out; once it holds that lock, or the user took it with LOCK TABLE
+ * before a bulk load, no advisory lock is needed. If another writer keeps the table busy
+ * until this transaction has taken a quarter of the shared lock table (lock_budget()),
+ * the trigger waits for the table lock.
  *
  * The search uses the block indexes of simhash_create_index() directly (one B-tree probe
  * per block value, through the planner's own choice of radii), or the GIN index of the LSH
@@ -52,6 +53,7 @@
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/twophase.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
@@ -678,6 +680,37 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 	return c;
 }
 
+/*
+ * Advisory locks one transaction may take on a table before it waits for the table lock
+ * instead: a quarter of the shared lock table, which lock.c sizes for
+ * max_locks_per_transaction locks of every possible backend and prepared transaction. More
+ * would let one bulk load fill it, and every session would fail with "out of shared
+ * memory": with max_connections = 10 (the rest as by default) it holds 2,048 locks, about
+ * twice that with its spare memory, and BULK_LOCKS alone would come close.
+ */
+static uint64
+lock_budget(void)
+{
+	uint64		slots = (uint64) max_locks_per_xact *
+		((uint64) MaxBackends + (uint64) max_prepared_xacts);
+
+	return Max(slots / 4, 8);
+}
+
+/* Locks taken before the first try for the table lock: BULK_LOCKS, less on a small lock table. */
+static uint64
+first_try(void)
+{
+	return Min((uint64) BULK_LOCKS, lock_budget() / 2);
+}
+
+/* Locks taken between two tries: BULK_LOCKS / 4, less on a small lock table. */
+static uint64
+retry_step(void)
+{
+	return Min((uint64) BULK_LOCKS / 4, lock_budget() / 8);
+}
+
 /* The lock count of the current transaction for table root. */
 static LockCount *
 lock_count(Oid root)
@@ -698,7 +731,7 @@ lock_count(Oid root)
 	free_slot->lxid = SIMHASH_MY_LXID;
 	free_slot->root = root;
 	free_slot->locks = 0;
-	free_slot->next_try = BULK_LOCKS;
+	free_slot->next_try = first_try();
 	return free_slot;
 }
 
@@ -713,19 +746,6 @@ holds_table(DedupeConfig *c)
 			!simhash_relation_locked_by_me(c->targets[i].relid, ShareRowExclusiveLock))
 			return false;
 	return true;
-}
-
-/*
- * Advisory locks one transaction may take on a table before it waits for the table lock
- * instead: twice BULK_LOCKS, or a quarter of the shared lock table
- * (max_locks_per_transaction slots for each possible backend) when that is more.
- */
-static uint64
-lock_budget(void)
-{
-	uint64		slots = (uint64) max_locks_per_xact * (uint64) MaxBackends;
-
-	return Max((uint64) 2 * BULK_LOCKS, slots / 4);
 }
 
 /*
@@ -817,7 +837,7 @@ serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n)
 
 		if (lock_tables(c, wait))
 			return;
-		count->next_try = count->locks + BULK_LOCKS / 4;
+		count->next_try = count->locks + retry_step();
 	}
 	for (size_t i = 0; i < n; i++)
 	{
