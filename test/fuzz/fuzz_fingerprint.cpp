@@ -104,8 +104,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(begun == SIMHASH_OK);
 
   // The reference: tokens, units, shingles.
-  const std::vector<std::string> units =
-      simhash::fuzz::units(reference::tokens(text, false), chars);
+  const std::vector<std::string> tokens = reference::tokens(text, false);
+  const std::vector<std::string> units = simhash::fuzz::units(tokens, chars);
   const std::vector<std::uint64_t> features =
       reference::features(units, static_cast<std::size_t>(n));
 
@@ -189,7 +189,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // simhash(text): the default fingerprint, with the shingle size and cjk_bigrams.
   if (options.n >= 1) {
     const auto got = default_fingerprint(text, options.n, bigrams, rng);
-    const auto want = reference::fingerprint(text, static_cast<std::size_t>(options.n), bigrams);
+    const auto want = reference::fingerprint_of_features(reference::features(
+        bigrams ? reference::tokens(text, true) : tokens, static_cast<std::size_t>(options.n)));
     FUZZ_CHECK(got == want);
     if (!bigrams && !chars && options.weighting == SIMHASH_WEIGHTING_TF &&
         options.min_features == 1) {

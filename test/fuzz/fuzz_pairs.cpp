@@ -161,6 +161,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   int32_t blocks = 0, agree = 0;
   simhash_pair_plan_shape(&plan, &tables, &blocks, &agree);
   FUZZ_CHECK(tables >= 1 && blocks == k + agree && agree >= 1);
+  // Plans for billions of rows have thousands of tables: valid, and the finder's code is
+  // the same for each table, but they would make each run a hundred times slower.
+  if (tables > 300) return 0;
 
   if (mode & 16) {  // a layout of our own choosing, through the core API
     simhash::PairLayout layout;
