@@ -165,8 +165,6 @@ if [[ ${sql} != only ]]; then
     if [[ ${mode} == long && ${#selected[@]} -eq ${#all_targets[@]} && ${total_execs} -lt 10000000 ]]; then
         log "warning: ${total_execs} executions, fewer than the 10 million of --long (targets hit their time limit)"
     fi
-    # For scripts/reliability.sh: one line it can read.
-    printf 'FUZZ_TOTAL executions=%d crashes=%d seconds=%d\n' "${total_execs}" "${total_crashes}" "${total_seconds}" >&2
 fi
 
 if [[ ${sql} != none ]]; then

@@ -3,15 +3,20 @@
 # per call over many calls in one session (leaks), and how fast statement_timeout stops the
 # long-running calls (cancellation), with what they leave behind.
 #
-# Usage: scripts/reliability.sh [--calls N] [--timeout MS]
+# Usage: scripts/reliability.sh [--calls N] [--timeout MS] [--fuzz long|smoke|none]
 #   --calls N     calls of each function in the leak runs (default 200000; a warm-up of
 #                 N / 10 first, whose growth is not counted)
 #   --timeout MS  statement_timeout of the cancellation runs (default 100)
+#   --fuzz MODE   the fuzzers' size (default long: scripts/fuzz.sh --long, at least 10
+#                 million executions of the libFuzzer targets, then the SQL fuzzer's 20000
+#                 statements in each of five database encodings; about two hours)
 #
 # Leaks: the backend's resident memory (VmRSS) after the warm-up and after N more calls,
 # (after - before) / N bytes a call, less the same figure for the harness alone (a loop
 # whose every call runs in a PL/pgSQL exception block, so that error paths can be called). Cancellation: the time from the statement's start to its error (57014), and then
-# the temporary files, locks and layout rows left (all must be 0).
+# the temporary files, locks and layout rows left (all must be 0). Fuzzing: the executions
+# of the libFuzzer targets (under ASan and UBSan) and the statements of the SQL fuzzer, with
+# the crashes they found (must be 0; see docs/testing.md#fuzzing).
 # Needs scripts/setup.sh (run here with --private-pg --quiet).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -22,11 +27,13 @@ source scripts/pgcluster.sh
 
 calls=200000
 timeout_ms=100
+fuzz=long
 while [[ $# -gt 0 ]]; do
     case $1 in
         --calls) [[ $# -ge 2 ]] || die "--calls needs a number"; calls=$2; shift 2 ;;
         --timeout) [[ $# -ge 2 ]] || die "--timeout needs milliseconds"; timeout_ms=$2; shift 2 ;;
-        -h | --help) sed -n '2,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --fuzz) [[ $# -ge 2 && $2 =~ ^(long|smoke|none)$ ]] || die "--fuzz takes long, smoke or none"; fuzz=$2; shift 2 ;;
+        -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done
@@ -131,3 +138,28 @@ cancel 'simhash_df of 200 MB' '' "SELECT count(*) FROM simhash_df('SELECT body F
 cancel 'simhash_similar_pairs, 200k rows' \
     "CREATE TABLE paras AS SELECT i AS id, 'paragraph ' || (i % 1000) || ' of a licence text with words ' || i AS body FROM generate_series(1, 200000) i" \
     "SELECT count(*) FROM simhash_similar_pairs('SELECT id, body FROM paras', 0.8)"
+
+# Fuzzing, after this script's cluster is stopped (the SQL fuzzer starts its own): the
+# totals of scripts/fuzz.sh's table and of test/fuzz/sql_fuzz.sh's.
+if [[ ${fuzz} != none ]]; then
+    pgcluster_stop
+    fuzz_out=$(mktemp)
+    fuzz_status=0
+    scripts/fuzz.sh "--${fuzz}" >"${fuzz_out}" || fuzz_status=$?
+    total=$(grep '^| total |' "${fuzz_out}" || true)
+    if [[ -n ${total} ]]; then
+        IFS='|' read -r _ _ execs crashes secs _ <<<"${total}"
+        printf '| fuzz | libFuzzer: 8 targets of the core and its C ABI, ASan + UBSan (%s) | %s executions, %s crashes, in %s s |\n' \
+            "${fuzz}" "$(xargs <<<"${execs}")" "$(xargs <<<"${crashes}")" "$(xargs <<<"${secs}")"
+    else
+        printf '| fuzz | libFuzzer (%s) | NO RESULT (scripts/fuzz.sh exited with %s) |\n' "${fuzz}" "${fuzz_status}"
+    fi
+    sql_status=0
+    test/fuzz/sql_fuzz.sh "--${fuzz}" >"${fuzz_out}" || sql_status=$?
+    sql=$(awk -F'|' 'function grouped(x, s, out) { s = sprintf("%d", x); while (length(s) > 3) { out = "," substr(s, length(s) - 2) out; s = substr(s, 1, length(s) - 3) } return s out }
+        /^\| (UTF8|SQL_ASCII|LATIN1|EUC_CN|EUC_JP) \|/ { n++; s += $3; i += $6; c += $7 }
+        END { if (n) printf "%s statements in %d database encodings, %d crashes, %d internal errors (XX000)", grouped(s), n, c, i }' "${fuzz_out}")
+    printf '| fuzz | SQL: every function, random arguments (%s) | %s |\n' "${fuzz}" \
+        "${sql:-NO RESULT (test/fuzz/sql_fuzz.sh exited with ${sql_status})}"
+    rm -f "${fuzz_out}"
+fi

@@ -16,6 +16,9 @@
 #   stress         test/stress/dedupe_stress.sh: 16 concurrent writers of near duplicates
 #   dump           test/dump/dump_restore.sh: pg_dump and restore keep layouts, indexes,
 #                  the dedupe trigger and the answers
+#   fuzz           scripts/fuzz.sh --smoke --sql: each libFuzzer target of the core and
+#                  its C ABI for 7 s under ASan + UBSan (build-fuzz/, clang), then the SQL
+#                  fuzzer at its smoke size in five database encodings
 #   citus          test/citus/run.sh: a coordinator and two workers, when Citus is
 #                  installed (it is not on a fresh machine: the stage then passes as skipped)
 #   system-untouched  the system's simhash files (library, control file, SQL scripts) are
@@ -37,7 +40,7 @@ setup_args=(--private-pg --quiet)
 for arg in "$@"; do
     case ${arg} in
         --verbose) setup_args=(--private-pg) ;;
-        -h | --help) sed -n '2,30s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" | sed '/^set -euo/,$d'; exit 0 ;;
+        -h | --help) sed -n '2,33s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" | sed '/^set -euo/,$d'; exit 0 ;;
         *) die "unknown argument: ${arg} (scripts/test.sh [--verbose])" ;;
     esac
 done
@@ -116,6 +119,10 @@ stage_dump() {
     test/dump/dump_restore.sh
 }
 
+stage_fuzz() {
+    scripts/fuzz.sh --smoke --sql
+}
+
 stage_citus() {
     test/citus/run.sh
 }
@@ -165,6 +172,7 @@ run_stage ctest-asan stage_ctest_asan
 needs_setup pg_regress stage_pg_regress
 needs_setup stress stage_stress
 needs_setup dump stage_dump
+needs_setup fuzz stage_fuzz
 needs_setup citus stage_citus
 run_stage system-untouched stage_system_untouched
 
