@@ -112,7 +112,7 @@ for enc in "${encodings[@]}"; do
         batch=$((batch + 1))
         rc=0
         fuzz_psql -d "${db}" -f "${work}/batch.sql" 2>"${work}/errors.txt" || rc=$?
-        cat "${work}/errors.txt" >>"${logs}/${enc}.errors"
+        cut -c1-400 "${work}/errors.txt" >>"${logs}/${enc}.errors"
         # psql:FILE:LINE: ERROR:  SQLSTATE: message
         while read -r line state; do
             errors=$((errors + 1))

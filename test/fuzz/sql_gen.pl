@@ -138,14 +138,17 @@ sub weight_value {
     return pick("'NaN'", "'Infinity'", "'-Infinity'", '0', '-0', '1', '0.5', '1e308', '1.7976931348623157e308',
         '-1', '4.9e-324', '1e-300', '2.5', '1e15', sprintf('%.6g', rand() * 100), 'NULL', '3', '1');
 }
+# Options: mostly valid, so that most calls get past the checks; sometimes anything.
 sub tokenizer_value {
-    return pick("'word'", "'char'", "'word'", "'char'", "'WORD'", "'Char'", "''", "'words'", "'char '",
-        "'idf'", 'NULL', text_of_bytes(to_db(random_chars(3))));
+    return pick("'word'", "'char'") if chance(0.8);
+    return pick("'WORD'", "'Char'", "''", "'words'", "'char '", "'idf'", 'NULL', text_of_bytes(to_db(random_chars(3))));
 }
 sub weighting_value {
-    return pick("'tf'", "'binary'", "'log'", "'tf'", "'binary'", "'log'", "'idf'", "'TF'", "''",
-        "'tfidf'", 'NULL', text_of_bytes(to_db(random_chars(2))));
+    return pick("'tf'", "'binary'", "'log'") if chance(0.8);
+    return pick("'idf'", "'TF'", "''", "'tfidf'", 'NULL', text_of_bytes(to_db(random_chars(2))));
 }
+sub n_value { return chance(0.85) ? pick(0 .. 8) : int_value() }
+sub min_value { return chance(0.85) ? pick(1, 1, 1, 2, 3, 5, 10, 100) : int_value() }
 sub text_array {
     my $r = rand();
     return "'{}'::text[]" if $r < 0.05;
@@ -237,15 +240,15 @@ sub temp_name { return pick("'fz_t1'", "'fz_t2'", "'pg_temp.x'", "'a\"b'", "'x; 
 
 my @calls = (
     [8, sub { 'SELECT simhash(' . text_value() . ')' }],
-    [10, sub { 'SELECT simhash(' . join(', ', text_value(), tokenizer_value(), int_value(), weighting_value(), int_value()) . ')' }],
+    [10, sub { 'SELECT simhash(' . join(', ', text_value(), tokenizer_value(), n_value(), weighting_value(), min_value()) . ')' }],
     [3, sub { 'SELECT simhash(' . text_value() . ', ' . tokenizer_value() . ')' }],
-    [4, sub { 'SELECT count(*), sum(count) FROM simhash_features(' . join(', ', text_value(), tokenizer_value(), int_value()) . ')' }],
-    [4, sub { 'SELECT simhash(' . text_array() . ', ' . int_value() . ')' }],
+    [4, sub { 'SELECT count(*), sum(count) FROM simhash_features(' . join(', ', text_value(), tokenizer_value(), n_value()) . ')' }],
+    [4, sub { 'SELECT simhash(' . text_array() . ', ' . min_value() . ')' }],
     [7, sub { my $n = 1 + int(rand(10)); 'SELECT simhash(ARRAY[' . join(', ', map { text_value() } 1 .. $n) . ']::text[], ' . float_array($n) . ', ' . small_int() . ')' }],
     [2, sub { 'SELECT simhash(' . text_array() . ', ' . float_array() . ')' }],
-    [7, sub { 'SELECT simhash(' . join(', ', tsvector_value(), int_value(), weighting_value(), small_int()) . ')' }],
-    [2, sub { 'SELECT count(*) FROM simhash_df(' . join(', ', query_bodies(), tokenizer_value(), small_int(), pick(1, 0, -1, 2, '9223372036854775807')) . ')' }],
-    [5, sub { 'SELECT simhash_tfidf(' . join(', ', text_value(), pick("'fz_df'", "'fz_df'", "'fz_bad_df'", "'fz_dup_df'", "'fz_neg_df'", "'fz_type_df'", "'pg_class'", "'fz_nope'"), tokenizer_value(), small_int(), small_int()) . ')' }],
+    [7, sub { 'SELECT simhash(' . join(', ', tsvector_value(), n_value(), weighting_value(), min_value()) . ')' }],
+    [2, sub { 'SELECT count(*) FROM simhash_df(' . join(', ', query_bodies(), tokenizer_value(), n_value(), pick(1, 1, 0, -1, 2, '9223372036854775807')) . ')' }],
+    [5, sub { 'SELECT simhash_tfidf(' . join(', ', text_value(), pick("'fz_df'", "'fz_df'", "'fz_bad_df'", "'fz_dup_df'", "'fz_neg_df'", "'fz_type_df'", "'pg_class'", "'fz_nope'"), tokenizer_value(), n_value(), min_value()) . ')' }],
     [3, sub { 'SELECT hamming(' . bigint_value() . ', ' . bigint_value() . '), simhash_similarity(' . bigint_value() . ', ' . bigint_value() . ')' }],
     [3, sub { 'SELECT simhash_to_hex(' . bigint_value() . '), simhash_to_numeric(' . bigint_value() . ')' }],
     [5, sub { 'SELECT simhash_from_hex(' . hex_value() . ')' }],
@@ -265,7 +268,7 @@ my @calls = (
     [1, sub { 'SELECT count(*) FROM simhash_block_indexes(' . pick("'fz_fps'", ident()) . ', ' . pick("'fp'", col()) . ')' }],
     [1, sub { 'SELECT simhash_check_column(' . ident() . ', ' . col() . ')' }],
     [1, sub { 'SELECT simhash_check_rows(' . pick('NULL::fz_fps', 'NULL::fz_docs', 'NULL::int', 'NULL::record', '1') . ', ' . int_value() . ')' }],
-    [3, sub { 'SELECT count(*) FROM simhash_nearest(' . join(', ', pick('NULL::fz_fps', 'NULL::fz_fps', 'NULL::fz_docs', 'NULL::int'), pick("'fp'", col()), bigint_value(), int_value(), pick('NULL', int_value())) . ')' }],
+    [3, sub { 'SELECT count(*) FROM simhash_nearest(' . join(', ', pick('NULL::fz_fps', 'NULL::fz_fps', 'NULL::fz_fps', 'NULL::fz_docs', 'NULL::int'), pick("'fp'", col()), bigint_value(), int_value(), pick('NULL', int_value())) . ')' }],
     [4, sub { 'SELECT count(*) FROM simhash_pairs(' . query_pairs() . ', ' . pick(0, 1, 2, 3, 5, 8, 12, 16, 17, -1, int_value()) . ')' }],
     [3, sub { 'SELECT count(*) FROM simhash_clusters(' . query_pairs() . ', ' . pick(0, 1, 2, 3, 5, 8, 12, 16, 17, -1, int_value()) . ')' }],
     [1, sub { "SET work_mem = '" . pick('64kB', '1MB', '4MB', '64MB') . "'" }],
@@ -278,17 +281,26 @@ my @calls = (
     [2, sub { 'SELECT * FROM simhash_similar_recipes(' . float_value() . ')' }],
     [3, sub { 'SELECT count(*) FROM simhash_similar_pairs(' . query_texts() . ', ' . float_value() . ')' }],
     [2, sub { 'SELECT count(*) FROM simhash_similar_clusters(' . query_texts() . ', ' . float_value() . ')' }],
-    [3, sub { 'SELECT count(*) FROM simhash_similar_nearest(' . join(', ', pick('NULL::fz_docs', 'NULL::fz_docs', 'NULL::fz_fps', 'NULL::int'), pick("'body'", col()), pick("'keys'", col()), text_value(), int_value(), float_value()) . ')' }],
+    [3, sub { 'SELECT count(*) FROM simhash_similar_nearest(' . join(', ', pick('NULL::fz_docs', 'NULL::fz_docs', 'NULL::fz_docs', 'NULL::fz_fps', 'NULL::int'), pick("'body'", col()), pick("'keys'", col()), text_value(), int_value(), float_value()) . ')' }],
     [1, sub { 'SELECT simhash_similar_rows(' . join(', ', query_texts(), temp_name(), temp_name()) . ')' }],
     [1, sub { 'SELECT simhash_similar_candidates(' . join(', ', float_value(), temp_name(), temp_name(), temp_name()) . ')' }],
     # The dedupe trigger: new arguments now and then, rows all the time.
     [2, sub {
-        my @args = (pick("'body'", "'body'", "'fp'", "'nope'"),
-            pick("'fp'", "'fp'", "'keys'", "'body'", "'nope'"),
-            pick("'3'", "'0'", "'16'", "'17'", "'-1'", "'0.8'", "'0.7'", "'0.69'", "'1.0'", "'1.5'", "'abc'", "''", "'NaN'"),
-            pick("'reject'", "'skip'", "'link'", "'link'", "'bogus'"));
-        push @args, pick("'dup_of'", "'dup_of'", "'body'", "'nope'") if chance(0.6);
-        pop @args if chance(0.05);
+        my @args;
+        if (chance(0.75)) {    # valid: a distance or a threshold, and a policy
+            my $policy = pick('reject', 'skip', 'link');
+            @args = chance(0.5)
+                ? ("'body'", "'fp'", "'" . pick(0, 1, 2, 3, 3, 3, 8, 16) . "'")
+                : ("'body'", "'keys'", "'" . pick('0.7', '0.8', '0.95', '1.0') . "'");
+            push @args, "'$policy'";
+            push @args, "'dup_of'" if $policy eq 'link';
+        } else {
+            @args = (pick("'body'", "'fp'", "'nope'"), pick("'fp'", "'keys'", "'body'", "'nope'"),
+                pick("'17'", "'-1'", "'0.69'", "'1.5'", "'abc'", "''", "'NaN'", "'3'", "'0.8'"),
+                pick("'reject'", "'skip'", "'link'", "'bogus'"));
+            push @args, pick("'dup_of'", "'body'", "'nope'") if chance(0.6);
+            pop @args if chance(0.2);
+        }
         "DROP TRIGGER IF EXISTS fz_dedupe ON fz_dd;\n" .
             'CREATE TRIGGER fz_dedupe BEFORE INSERT OR UPDATE ON fz_dd FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(' . join(', ', @args) . ')';
     }],
@@ -338,7 +350,7 @@ CREATE TABLE fz_neg_df AS SELECT feature, df, -1::bigint AS docs FROM fz_df;
 CREATE TABLE fz_type_df (feature text, df float8, docs int);
 INSERT INTO fz_type_df VALUES ('x', 1.5, 2);
 CREATE TABLE fz_dd (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text, fp bigint, keys bigint[], dup_of bigint);
-CREATE INDEX fz_dd_keys ON fz_dd USING gin (keys);
+CREATE INDEX fz_dd_keys ON fz_dd USING gin (keys) WITH (fastupdate = off);
 CREATE TRIGGER fz_dedupe BEFORE INSERT OR UPDATE ON fz_dd FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'link', 'dup_of');
 SELECT count(*) FROM simhash_create_index('fz_dd', 'fp', 3);
 SQL
