@@ -4,18 +4,30 @@
 # long-running calls (cancellation), with what they leave behind, and what a kill -9 of the
 # server leaves (crash: the TAP tests of t/ at full size).
 #
-# Usage: scripts/reliability.sh [--calls N] [--timeout MS] [--tap-rows N]
+# Usage: scripts/reliability.sh [--calls N] [--timeout MS] [--tap-rows N] [--fuzz MODE]
+#                               [--load-seconds S] [--valgrind-supp FILE | --no-valgrind]
 #   --calls N     calls of each function in the leak runs (default 200000; a warm-up of
 #                 N / 10 first, whose growth is not counted)
 #   --timeout MS  statement_timeout of the cancellation runs (default 100)
 #   --tap-rows N  size of the TAP tests (default 500000: rows of the COPY killed half-way)
+#   --fuzz MODE   the fuzzers' size: long (default: scripts/fuzz.sh --long, at least 10
+#                 million executions of the libFuzzer targets, then the SQL fuzzer's 20000
+#                 statements in each of five database encodings; about two hours), smoke
+#                 or none
+#   --load-seconds S  the pgbench load's run time (default 300; 0: none)
+#   --valgrind-supp FILE  PostgreSQL's src/tools/valgrind.supp for the valgrind run;
+#   --no-valgrind         or no valgrind run (it takes about 20 minutes)
 #
 # Leaks: the backend's resident memory (VmRSS) after the warm-up and after N more calls,
 # (after - before) / N bytes a call, less the same figure for the harness alone (a loop
 # whose every call runs in a PL/pgSQL exception block, so that error paths can be called). Cancellation: the time from the statement's start to its error (57014), and then
 # the temporary files, locks and layout rows left (all must be 0). Crash: scripts/tap.sh
 # --rows N; its figures (rows committed before the kill, recovery time, amcheck, near pairs)
-# become rows of the table, and the script fails when a TAP test does.
+# become rows of the table, and the script fails when a TAP test does. Fuzzing: the
+# executions of the libFuzzer targets (under ASan and UBSan) and the statements of the SQL
+# fuzzer, with the crashes they found (must be 0; see docs/testing.md#fuzzing). Load:
+# test/load/run.sh (32 clients: TPS, p50/p99 per statement, errors, near pairs left).
+# Valgrind: scripts/valgrind_regress.sh (reports of our code under memcheck: must be 0).
 # Needs scripts/setup.sh (run here with --private-pg --quiet).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -27,12 +39,20 @@ source scripts/pgcluster.sh
 calls=200000
 timeout_ms=100
 tap_rows=500000
+fuzz=long
+load_seconds=300
+valgrind=1
+valgrind_supp=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --calls) [[ $# -ge 2 ]] || die "--calls needs a number"; calls=$2; shift 2 ;;
         --timeout) [[ $# -ge 2 ]] || die "--timeout needs milliseconds"; timeout_ms=$2; shift 2 ;;
         --tap-rows) [[ $# -ge 2 ]] || die "--tap-rows needs a number"; tap_rows=$2; shift 2 ;;
-        -h | --help) sed -n '2,/^set -euo/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --fuzz) [[ $# -ge 2 && $2 =~ ^(long|smoke|none)$ ]] || die "--fuzz takes long, smoke or none"; fuzz=$2; shift 2 ;;
+        --load-seconds) [[ $# -ge 2 && $2 =~ ^[0-9]+$ ]] || die "--load-seconds needs a number"; load_seconds=$2; shift 2 ;;
+        --valgrind-supp) [[ $# -ge 2 ]] || die "--valgrind-supp needs a file"; valgrind_supp=$2; shift 2 ;;
+        --no-valgrind) valgrind=0; shift ;;
+        -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done
@@ -157,4 +177,59 @@ else
     printf '| crash | TAP tests (t/*.pl), %s rows | FAILED (output in %s) |\n' "${tap_rows}" "${tap_log}"
     tail -n 40 "${tap_log}" >&2
     exit 1
+fi
+
+# Fuzzing, after this script's cluster is stopped (the SQL fuzzer starts its own): the
+# totals of scripts/fuzz.sh's table and of test/fuzz/sql_fuzz.sh's.
+if [[ ${fuzz} != none ]]; then
+    pgcluster_stop
+    fuzz_out=$(mktemp)
+    fuzz_status=0
+    scripts/fuzz.sh "--${fuzz}" >"${fuzz_out}" || fuzz_status=$?
+    total=$(grep '^| total |' "${fuzz_out}" || true)
+    if [[ -n ${total} ]]; then
+        IFS='|' read -r _ _ execs crashes secs _ <<<"${total}"
+        printf '| fuzz | libFuzzer: 8 targets of the core and its C ABI, ASan + UBSan (%s) | %s executions, %s crashes, in %s s |\n' \
+            "${fuzz}" "$(xargs <<<"${execs}")" "$(xargs <<<"${crashes}")" "$(xargs <<<"${secs}")"
+    else
+        printf '| fuzz | libFuzzer (%s) | NO RESULT (scripts/fuzz.sh exited with %s) |\n' "${fuzz}" "${fuzz_status}"
+    fi
+    sql_status=0
+    test/fuzz/sql_fuzz.sh "--${fuzz}" >"${fuzz_out}" || sql_status=$?
+    sql=$(awk -F'|' 'function grouped(x, s, out) { s = sprintf("%d", x); while (length(s) > 3) { out = "," substr(s, length(s) - 2) out; s = substr(s, 1, length(s) - 3) } return s out }
+        /^\| (UTF8|SQL_ASCII|LATIN1|EUC_CN|EUC_JP) \|/ { n++; s += $3; i += $6; c += $7 }
+        END { if (n) printf "%s statements in %d database encodings, %d crashes, %d internal errors (XX000)", grouped(s), n, c, i }' "${fuzz_out}")
+    printf '| fuzz | SQL: every function, random arguments (%s) | %s |\n' "${fuzz}" \
+        "${sql:-NO RESULT (test/fuzz/sql_fuzz.sh exited with ${sql_status})}"
+    rm -f "${fuzz_out}"
+fi
+
+# Load: test/load/run.sh on a cluster of its own (TPS, p50/p99 per statement, errors and
+# near pairs left; it fails on an error or a near pair).
+if [[ ${load_seconds} -gt 0 ]]; then
+    pgcluster_stop
+    load_out=$(mktemp)
+    load_status=0
+    test/load/run.sh --seconds "${load_seconds}" >"${load_out}" 2>&1 || load_status=$?
+    sed -n 's/^| \([^|]*[^ ]\) *| \(.*\) |$/| load | \1 | \2 |/p' "${load_out}" | grep -v '| load | load |\|---'
+    if [[ ${load_status} -ne 0 ]]; then
+        printf '| load | test/load/run.sh | FAILED (output in %s) |\n' "${load_out}"
+        exit 1
+    fi
+    rm -f -- "${load_out}"
+fi
+
+# Valgrind: the pg_regress files under memcheck (scripts/valgrind_regress.sh).
+if [[ ${valgrind} -eq 1 ]]; then
+    pgcluster_stop
+    vg_out=$(mktemp)
+    vg_status=0
+    scripts/valgrind_regress.sh ${valgrind_supp:+--suppressions "${valgrind_supp}"} >"${vg_out}" 2>&1 ||
+        vg_status=$?
+    sed -n 's/^| \(regression files\|backends checked\|reports with a frame of simhash\|other reports[^|]*\) | \(.*\) |$/| valgrind | \1 | \2 |/p' "${vg_out}"
+    if [[ ${vg_status} -ne 0 ]]; then
+        printf '| valgrind | scripts/valgrind_regress.sh | FAILED (output in %s) |\n' "${vg_out}"
+        exit 1
+    fi
+    rm -f -- "${vg_out}"
 fi

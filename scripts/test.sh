@@ -20,6 +20,9 @@
 #   stress         test/stress/dedupe_stress.sh: 16 concurrent writers of near duplicates
 #   dump           test/dump/dump_restore.sh: pg_dump and restore keep layouts, indexes,
 #                  the dedupe trigger and the answers
+#   fuzz           scripts/fuzz.sh --smoke --sql: each libFuzzer target of the core and
+#                  its C ABI for 7 s under ASan + UBSan (build-fuzz/, clang), then the SQL
+#                  fuzzer at its smoke size in five database encodings
 #   citus          test/citus/run.sh: a coordinator and two workers, when Citus is
 #                  installed (it is not on a fresh machine: the stage then passes as skipped)
 #   system-untouched  the system's simhash files (library, control file, SQL scripts) are
@@ -125,6 +128,10 @@ stage_dump() {
     test/dump/dump_restore.sh
 }
 
+stage_fuzz() {
+    scripts/fuzz.sh --smoke --sql
+}
+
 stage_citus() {
     test/citus/run.sh
 }
@@ -175,6 +182,7 @@ needs_setup pg_regress stage_pg_regress
 needs_setup tap stage_tap
 needs_setup stress stage_stress
 needs_setup dump stage_dump
+needs_setup fuzz stage_fuzz
 needs_setup citus stage_citus
 run_stage system-untouched stage_system_untouched
 

@@ -54,6 +54,25 @@ SELECT simhash('Straße café naïve') = :utf8_fp AS same_in_latin1;
 \c contrib_regression
 DROP DATABASE simhash_latin1;
 
+-- the extension installs in multi-byte encodings too (its scripts are ASCII: a character
+-- such as ∩ in a comment made CREATE EXTENSION fail in EUC_CN, found by the SQL fuzzer),
+-- and CJK text gives the same fingerprint there
+SELECT simhash('自由软件基金会 近似重复') AS zh_fp, simhash('ほぼ同じ文書を探します') AS ja_fp \gset
+CREATE DATABASE simhash_euc_cn ENCODING 'EUC_CN' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0;
+\c simhash_euc_cn
+SET client_encoding = UTF8;
+CREATE EXTENSION simhash;
+SELECT simhash('自由软件基金会 近似重复') = :zh_fp AS same_in_euc_cn;
+\c contrib_regression
+DROP DATABASE simhash_euc_cn;
+CREATE DATABASE simhash_euc_jp ENCODING 'EUC_JP' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0;
+\c simhash_euc_jp
+SET client_encoding = UTF8;
+CREATE EXTENSION simhash;
+SELECT simhash('ほぼ同じ文書を探します') = :ja_fp AS same_in_euc_jp;
+\c contrib_regression
+DROP DATABASE simhash_euc_jp;
+
 -- 100 MB of text: fingerprinted, and cancellable by statement_timeout
 CREATE TEMP TABLE big AS SELECT repeat('lorem ipsum dolor sit amet ', 3900000) AS body;
 SELECT octet_length(body) AS bytes, simhash(body) IS NOT NULL AS fingerprinted FROM big;

@@ -243,8 +243,11 @@ double check_weights(const double* weights, std::size_t n) {
 }
 
 void FeatureListFingerprinter::add(const void* bytes, std::size_t len, double weight) {
-  if (!(weight >= 0 && weight <= max_weight_)) {  // also refuses NaN
-    throw std::invalid_argument("weight outside [0, max_weight]: check_weights() first");
+  // Also refuses NaN, and infinity when max_weight is infinite too: inf / inf would be
+  // quantized from NaN into a weight beyond the counters' bound (an internal error).
+  if (!(std::isfinite(weight) && weight >= 0 && weight <= max_weight_)) {
+    throw std::invalid_argument(
+        "weight not finite or outside [0, max_weight]: check_weights() first");
   }
   if (weight == 0) return;
   const std::uint64_t q = quantize_weight(weight, max_weight_);

@@ -694,13 +694,13 @@ CREATE FUNCTION simhash_jaccard(a text, b text) RETURNS double precision
     AS 'MODULE_PATHNAME', 'simhash_jaccard_text'
     LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION simhash_jaccard(text, text) IS
-'Jaccard similarity of the sets of 5-character shingles of two normalized texts, |A ∩ B| / |A ∪ B| (0..1); NULL when neither text has a character';
+'Jaccard similarity of the sets of 5-character shingles of two normalized texts, |A intersect B| / |A union B| (0..1); NULL when neither text has a character';
 
 CREATE FUNCTION simhash_containment(a text, b text) RETURNS double precision
     AS 'MODULE_PATHNAME', 'simhash_containment_text'
     LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION simhash_containment(text, text) IS
-'share of the 5-character shingles of normalized text a that occur in b, |A ∩ B| / |A| (0..1: how much of a is inside b); NULL when a has no character';
+'share of the 5-character shingles of normalized text a that occur in b, |A intersect B| / |A| (0..1: how much of a is inside b); NULL when a has no character';
 
 CREATE FUNCTION simhash_shingles(body text) RETURNS bigint[]
     AS 'MODULE_PATHNAME', 'simhash_shingles_text'

@@ -361,6 +361,14 @@ TEST(FeatureList, WeightsZeroScaleAndMinimum) {
   EXPECT_FALSE(f.fingerprint(2).has_value());
   EXPECT_THROW(f.add("c", 1, 2.0), std::invalid_argument);  // above max_weight
   EXPECT_THROW(f.add("c", 1, std::nan("")), std::invalid_argument);
+  // Found by test/fuzz/fuzz_features: with an infinite max_weight an infinite weight was
+  // let through, quantized from inf / inf = NaN, and failed as an internal error
+  // ("total weight exceeds 2^62") instead of being refused.
+  const double inf = std::numeric_limits<double>::infinity();
+  FeatureListFingerprinter unbounded(inf);
+  EXPECT_THROW(unbounded.add("c", 1, inf), std::invalid_argument);
+  unbounded.add("c", 1, 1.0);  // finite weights under an infinite maximum quantize to 0
+  EXPECT_TRUE(unbounded.fingerprint(1).has_value());
   FeatureListFingerprinter empty(0.0);
   empty.add("x", 1, 0.0);
   EXPECT_FALSE(empty.fingerprint(1).has_value());
