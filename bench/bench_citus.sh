@@ -57,23 +57,8 @@ log "starting a coordinator and 2 workers"
 cluster_start
 
 log "loading ${rows} fingerprints into fps_local (coordinator) and fps (distributed, ${shards} shards)"
-sql -v rows="${rows}" <<'SQL'
-CREATE SCHEMA bench;
-CREATE FUNCTION bench.flip(fp bigint, d integer, seed bigint) RETURNS bigint
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT fp # (SELECT bit_or(1::bigint << ((hashint8extended(seed * 64 + t, 3) & 63)::integer))
-                 FROM generate_series(1, d) t)
-$$;
-CREATE TABLE fps_local (id bigint PRIMARY KEY, fp bigint);
-INSERT INTO fps_local SELECT i, hashint8extended(i, 1) FROM generate_series(1, (:rows * 0.9)::bigint) i;
-INSERT INTO fps_local
-SELECT (:rows * 0.9)::bigint + j,
-       bench.flip(hashint8extended(1 + (hashint8extended(j, 2) & 2147483647) % (:rows * 0.9)::bigint, 1),
-                  1 + (j % 8)::integer, j)
-FROM generate_series(1, (:rows * 0.09)::bigint) j;
-INSERT INTO fps_local
-SELECT (:rows * 0.99)::bigint + j, bench.flip(hashint8extended(j % 10, 5), (j % 3)::integer, j + 1000000000)
-FROM generate_series(1, :rows - (:rows * 0.99)::bigint) j;
+sql -v rows="${rows}" -v tbl=fps_local <<'SQL'
+\i bench/fingerprints.sql
 CREATE TABLE fps (id bigint PRIMARY KEY, fp bigint);
 SELECT create_distributed_table('fps', 'id') \g /dev/null
 INSERT INTO fps SELECT * FROM fps_local;
@@ -82,13 +67,6 @@ SELECT count(*) FROM simhash_create_index('fps', 'fp', 6) \g /dev/null
 VACUUM ANALYZE fps_local;
 VACUUM ANALYZE fps;
 
-CREATE TABLE queries (kind text, n integer, fp bigint);
-INSERT INTO queries
-SELECT 'planted', j, hashint8extended(1 + (hashint8extended(j, 2) & 2147483647) % (:rows * 0.9)::bigint, 1)
-FROM generate_series(1, 10000) j;
-INSERT INTO queries SELECT 'random', j, hashint8extended(j, 77) FROM generate_series(1, 10000) j;
-INSERT INTO queries SELECT 'hot', j, bench.flip(hashint8extended(j % 10, 5), 1, j + 2000000000)
-FROM generate_series(1, 10000) j;
 CREATE TABLE timings (tbl text, kind text, k integer, n integer, ms float8, found bigint);
 CREATE TABLE pairs_timings (tbl text, k integer, seconds float8, pairs bigint);
 SQL

@@ -95,39 +95,11 @@ trap pgcluster_stop EXIT
 psql() { command psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 
 log "loading ${rows} fingerprints"
-psql -v rows="${rows}" <<'SQL'
+psql -v rows="${rows}" -v tbl=fps <<'SQL'
 CREATE EXTENSION simhash;
 CREATE EXTENSION pg_prewarm;
-CREATE SCHEMA bench;
-CREATE TABLE fps (id bigint, fp bigint);
--- 90% random fingerprints
-INSERT INTO fps SELECT i, hashint8extended(i, 1) FROM generate_series(1, (:rows * 0.9)::bigint) i;
--- 9% near duplicates of random rows, d = 1..8 bits flipped
-CREATE FUNCTION bench.flip(fp bigint, d integer, seed bigint) RETURNS bigint
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT fp # (SELECT bit_or(1::bigint << ((hashint8extended(seed * 64 + t, 3) & 63)::integer))
-                 FROM generate_series(1, d) t)
-$$;
-INSERT INTO fps
-SELECT (:rows * 0.9)::bigint + j,
-       bench.flip(hashint8extended(1 + (hashint8extended(j, 2) & 2147483647) % (:rows * 0.9)::bigint, 1),
-                    1 + (j % 8)::integer, j)
-FROM generate_series(1, (:rows * 0.09)::bigint) j;
--- 1% skewed: within 2 bits of one of 10 hot fingerprints
-INSERT INTO fps
-SELECT (:rows * 0.99)::bigint + j, bench.flip(hashint8extended(j % 10, 5), (j % 3)::integer, j + 1000000000)
-FROM generate_series(1, :rows - (:rows * 0.99)::bigint) j;
-ALTER TABLE fps ADD PRIMARY KEY (id);
+\i bench/fingerprints.sql
 VACUUM ANALYZE fps;
-
--- Queries: planted (the base row of a planted near duplicate), random, hot.
-CREATE TABLE queries (kind text, n integer, fp bigint);
-INSERT INTO queries
-SELECT 'planted', j, hashint8extended(1 + (hashint8extended(j, 2) & 2147483647) % (:rows * 0.9)::bigint, 1)
-FROM generate_series(1, 10000) j;
-INSERT INTO queries SELECT 'random', j, hashint8extended(j, 77) FROM generate_series(1, 10000) j;
-INSERT INTO queries SELECT 'hot', j, bench.flip(hashint8extended(j % 10, 5), 1, j + 2000000000)
-FROM generate_series(1, 10000) j;
 
 CREATE TABLE timings (layout text, kind text, k integer, n integer, how text, ms float8, found bigint);
 CREATE TABLE builds (layout text, blocks integer, seconds float8, bytes bigint, table_bytes bigint);
