@@ -93,6 +93,47 @@ DROP TRIGGER alike_dedupe ON alike_in;
 INSERT INTO alike_in (id, body) SELECT 500, body FROM texts WHERE i = 210;
 \set VERBOSITY terse
 
+-- a partitioned table, with a distance and with a threshold: the same rows kept as by the
+-- table's own trigger
+CREATE TABLE parted (id bigint, body text, fp bigint, lsh bigint[]) PARTITION BY RANGE (id);
+CREATE TABLE parted_a PARTITION OF parted FOR VALUES FROM (0) TO (150);
+CREATE TABLE parted_b PARTITION OF parted FOR VALUES FROM (150) TO (1000);
+CREATE INDEX ON parted USING gin (lsh) WITH (fastupdate = off);
+SELECT count(*) FROM simhash_create_index('parted', 'fp', 3);
+CREATE VIEW parted_in AS SELECT * FROM parted;
+CREATE TABLE parted_ref (LIKE parted) PARTITION BY RANGE (id);
+CREATE TABLE parted_ref_a PARTITION OF parted_ref FOR VALUES FROM (0) TO (150);
+CREATE TABLE parted_ref_b PARTITION OF parted_ref FOR VALUES FROM (150) TO (1000);
+CREATE INDEX ON parted_ref USING gin (lsh) WITH (fastupdate = off);
+CREATE FUNCTION pg_temp.compare(lim text) RETURNS TABLE (kept bigint, differ bigint) LANGUAGE plpgsql AS $$
+BEGIN
+    TRUNCATE parted, parted_ref;
+    DROP TRIGGER IF EXISTS v ON parted_in;
+    DROP TRIGGER IF EXISTS t ON parted_ref;
+    EXECUTE format('CREATE TRIGGER v INSTEAD OF INSERT ON parted_in FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(%L, %L, %L, %L)',
+                   'body', CASE WHEN lim LIKE '%.%' THEN 'lsh' ELSE 'fp' END, lim, 'skip');
+    EXECUTE format('CREATE TRIGGER t BEFORE INSERT ON parted_ref FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(%L, %L, %L, %L)',
+                   'body', CASE WHEN lim LIKE '%.%' THEN 'lsh' ELSE 'fp' END, lim, 'skip');
+    INSERT INTO parted_in (id, body) SELECT i, body FROM texts ORDER BY i;
+    INSERT INTO parted_ref (id, body) SELECT i, body FROM texts ORDER BY i;
+    RETURN QUERY SELECT (SELECT count(*) FROM parted),
+        (SELECT count(*) FROM ((SELECT id FROM parted EXCEPT SELECT id FROM parted_ref)
+                               UNION ALL (SELECT id FROM parted_ref EXCEPT SELECT id FROM parted)) x);
+END $$;
+SET client_min_messages = warning;
+SELECT '3' AS lim, * FROM pg_temp.compare('3') UNION ALL SELECT '0.8', * FROM pg_temp.compare('0.8');
+RESET client_min_messages;
+
+-- a table without a primary key: a reject names the row by its ctid, as the table trigger does
+CREATE TABLE nokey (body text, fp bigint);
+CREATE VIEW nokey_in AS SELECT * FROM nokey;
+CREATE TRIGGER nokey_dedupe INSTEAD OF INSERT ON nokey_in FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+INSERT INTO nokey_in (body) SELECT body FROM texts WHERE i = 3;
+\set VERBOSITY default
+INSERT INTO nokey_in (body) SELECT body FROM texts WHERE i = 103;
+\set VERBOSITY terse
+
 -- refusals
 CREATE VIEW filtered AS SELECT * FROM docs WHERE id > 0;
 CREATE TRIGGER t INSTEAD OF INSERT ON filtered FOR EACH ROW
@@ -126,6 +167,6 @@ SET ROLE simhash_view_writer;
 INSERT INTO docs_in (body) VALUES ('x');
 RESET ROLE;
 
-DROP TABLE texts, docs, kept, linked, linked_ref, alike CASCADE;
+DROP TABLE texts, docs, kept, linked, linked_ref, alike, parted, parted_ref, nokey CASCADE;
 REVOKE ALL ON SCHEMA public FROM simhash_view_writer;
 DROP ROLE simhash_view_writer;

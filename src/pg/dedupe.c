@@ -155,6 +155,7 @@ typedef struct DedupeConfig
 	double		min_similarity; /* 0: near duplicates by distance alone; else LSH keys */
 	DedupePolicy policy;
 	int			nkeys;			/* primary key columns of root; 0: none (ctid is shown) */
+	AttrNumber	root_keys[INDEX_MAX_KEYS];	/* their numbers in root */
 	char	   *key_names;		/* "id" or "a, b", for messages */
 	int			ntargets;
 	DedupeTarget *targets;
@@ -467,6 +468,7 @@ find_keys(DedupeConfig *c, Relation rel, Relation root, Trigger *tg, AttrNumber 
 		for (int i = 0; i < c->nkeys; i++)
 		{
 			root_keys[i] = pkrel->rd_index->indkey.values[i];
+			c->root_keys[i] = root_keys[i];
 			appendStringInfo(&names, "%s%s", i > 0 ? ", " : "",
 							 quote_identifier(NameStr(TupleDescAttr(RelationGetDescr(root),
 																	root_keys[i] - 1)->attname)));
@@ -622,9 +624,9 @@ refuse_citus_distributed(Relation rel, Trigger *tg)
 				 errmsg("simhash_dedupe: table \"%s\" is distributed by Citus, so trigger \"%s\" would see only one shard's rows",
 						get_rel_name(OidIsValid(table) ? table : relid), tg->tgname),
 				 errdetail("A near duplicate of a row stored on another shard would go in unseen."),
-				 errhint("Put the trigger on a view of the table, INSTEAD OF INSERT, and insert through the view on the coordinator (CREATE VIEW %s_in AS SELECT * FROM %s).",
-						 get_rel_name(OidIsValid(table) ? table : relid),
-						 get_rel_name(OidIsValid(table) ? table : relid))));
+				 errhint("Put the trigger on a view of the table, INSTEAD OF INSERT, and insert through the view on the coordinator (CREATE VIEW %s AS SELECT * FROM %s).",
+						 quote_identifier(psprintf("%s_in", get_rel_name(OidIsValid(table) ? table : relid))),
+						 quote_identifier(get_rel_name(OidIsValid(table) ? table : relid)))));
 }
 
 /* The trigger takes 4 arguments, or 5 with policy link. */
@@ -877,8 +879,9 @@ describe_key(DedupeConfig *c, DedupeTarget *t, TupleTableSlot *slot)
 		Oid			out;
 		bool		varlena;
 
+		/* Privileges on the table the caller writes to (a partition's own do not count). */
 		if (pg_class_aclcheck(c->root, user, ACL_SELECT) != ACLCHECK_OK &&
-			pg_attribute_aclcheck(t->relid, attno, user, ACL_SELECT) != ACLCHECK_OK)
+			pg_attribute_aclcheck(c->root, c->root_keys[i], user, ACL_SELECT) != ACLCHECK_OK)
 			return NULL;
 		d = slot_getattr(slot, attno, &isnull);
 		getTypeOutputInfo(TupleDescAttr(slot->tts_tupleDescriptor, attno - 1)->atttypid,
@@ -1538,6 +1541,13 @@ expect_same_column(DedupeConfig *c, Relation view, Relation root, AttrNumber att
 						name, RelationGetRelationName(view), RelationGetRelationName(root))));
 }
 
+/* The key columns that start the row of the view form's query: the primary key, or ctid. */
+static int
+view_key_columns(const DedupeConfig *c)
+{
+	return c->nkeys > 0 ? c->nkeys : 1;
+}
+
 /*
  * The query that finds the near duplicate the policy acts on: its key columns, whether it
  * is an original (link), and its distance or similarity; originals first, then the
@@ -1556,6 +1566,8 @@ view_search_sql(DedupeConfig *c, Relation view, Relation root, const AttrNumber 
 
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");
+	if (c->nkeys == 0)
+		appendStringInfoString(&sql, "t.ctid, ");	/* for the message, as the table trigger */
 	for (int i = 0; i < c->nkeys; i++)
 		appendStringInfo(&sql, "t.%s, ",
 						 quote_identifier(NameStr(TupleDescAttr(RelationGetDescr(root),
@@ -1567,17 +1579,17 @@ view_search_sql(DedupeConfig *c, Relation view, Relation root, const AttrNumber 
 		appendStringInfoString(&sql, "true, ");
 	if (c->min_similarity > 0)
 		appendStringInfo(&sql,
-						 "%s.simhash_jaccard(t.%s, $1) FROM ONLY %s t WHERE t.%s OPERATOR(pg_catalog.&&) $2"
+						 "%s.simhash_jaccard(t.%s, $1) FROM %s t WHERE t.%s OPERATOR(pg_catalog.&&) $2"
 						 " AND %s.simhash_jaccard(t.%s, $1) OPERATOR(pg_catalog.>=) $3 ORDER BY %d DESC, %d DESC",
 						 ext, body, quote_qualified_identifier(get_namespace_name(RelationGetNamespace(root)),
 															   RelationGetRelationName(root)),
-						 key, ext, body, c->nkeys + 1, c->nkeys + 2);
+						 key, ext, body, view_key_columns(c) + 1, view_key_columns(c) + 2);
 	else
 		appendStringInfo(&sql,
 						 "%s.hamming(t.%s, $1) FROM %s t WHERE %s.simhash_near(t.%s, $1, %d) ORDER BY %d DESC, %d",
 						 ext, key, quote_qualified_identifier(get_namespace_name(RelationGetNamespace(root)),
 															  RelationGetRelationName(root)),
-						 ext, key, c->k, c->nkeys + 1, c->nkeys + 2);
+						 ext, key, c->k, view_key_columns(c) + 1, view_key_columns(c) + 2);
 	for (int i = 0; i < c->nkeys; i++)
 		appendStringInfo(&sql, ", %d", i + 1);
 	appendStringInfoString(&sql, " LIMIT 1");
@@ -1665,11 +1677,11 @@ view_search(DedupeConfig *c, RowWork *w, MemoryContext upper, Found *found)
 	desc = SPI_tuptable->tupdesc;
 	row = SPI_tuptable->vals[0];
 	found->any = true;
-	found->is_original = DatumGetBool(SPI_getbinval(row, desc, c->nkeys + 1, &isnull));
+	found->is_original = DatumGetBool(SPI_getbinval(row, desc, view_key_columns(c) + 1, &isnull));
 	if (c->min_similarity > 0)
-		found->similarity = DatumGetFloat8(SPI_getbinval(row, desc, c->nkeys + 2, &isnull));
+		found->similarity = DatumGetFloat8(SPI_getbinval(row, desc, view_key_columns(c) + 2, &isnull));
 	else
-		found->distance = DatumGetInt32(SPI_getbinval(row, desc, c->nkeys + 2, &isnull));
+		found->distance = DatumGetInt32(SPI_getbinval(row, desc, view_key_columns(c) + 2, &isnull));
 	spi = MemoryContextSwitchTo(upper);
 	if (c->policy == POLICY_LINK)
 	{
@@ -1677,7 +1689,9 @@ view_search(DedupeConfig *c, RowWork *w, MemoryContext upper, Found *found)
 
 		found->key = datumCopy(SPI_getbinval(row, desc, 1, &isnull), att->attbyval, att->attlen);
 	}
-	if (c->policy == POLICY_REJECT && c->nkeys > 0)
+	if (c->policy == POLICY_REJECT && c->nkeys == 0)
+		found->key_text = psprintf("(ctid)=(%s)", SPI_getvalue(row, desc, 1));
+	else if (c->policy == POLICY_REJECT)
 	{
 		StringInfoData buf;
 
