@@ -450,11 +450,11 @@ parse_policy(DedupeConfig *c, Trigger *tg)
 }
 
 /*
- * The primary key of root, for messages and for link: its columns into root_keys and
+ * The primary key of root, for messages and for link: its columns into c->root_keys and
  * c->nkeys, their names into c->key_names; and the link column, of the key's type.
  */
 static void
-find_keys(DedupeConfig *c, Relation rel, Relation root, Trigger *tg, AttrNumber *root_keys)
+find_keys(DedupeConfig *c, Relation rel, Relation root, Trigger *tg)
 {
 	Oid			pk = RelationGetPrimaryKeyIndex(root);
 
@@ -467,11 +467,10 @@ find_keys(DedupeConfig *c, Relation rel, Relation root, Trigger *tg, AttrNumber 
 		c->nkeys = pkrel->rd_index->indnkeyatts;
 		for (int i = 0; i < c->nkeys; i++)
 		{
-			root_keys[i] = pkrel->rd_index->indkey.values[i];
-			c->root_keys[i] = root_keys[i];
+			c->root_keys[i] = pkrel->rd_index->indkey.values[i];
 			appendStringInfo(&names, "%s%s", i > 0 ? ", " : "",
 							 quote_identifier(NameStr(TupleDescAttr(RelationGetDescr(root),
-																	root_keys[i] - 1)->attname)));
+																	c->root_keys[i] - 1)->attname)));
 		}
 		c->key_names = names.data;
 		index_close(pkrel, NoLock);
@@ -485,7 +484,7 @@ find_keys(DedupeConfig *c, Relation rel, Relation root, Trigger *tg, AttrNumber 
 				 errmsg("simhash_dedupe: policy link needs a single-column primary key on table \"%s\"",
 						RelationGetRelationName(root))));
 	expect_type(rel, c->link_attno,
-				TupleDescAttr(RelationGetDescr(root), root_keys[0] - 1)->atttypid, "link");
+				TupleDescAttr(RelationGetDescr(root), c->root_keys[0] - 1)->atttypid, "link");
 }
 
 /* With a distance: refuses a k larger than the layout recorded for root.col serves. */
@@ -508,7 +507,7 @@ check_layout(DedupeConfig *c, Oid nsp, Relation root, Trigger *tg)
 
 /* The relations searched: root, or every leaf of its partition tree (all ordinary tables). */
 static void
-make_targets(DedupeConfig *c, Relation root, Trigger *tg, Oid nsp, const AttrNumber *root_keys)
+make_targets(DedupeConfig *c, Relation root, Trigger *tg, Oid nsp)
 {
 	Oid			block_fn = simhash_block_function(nsp);
 	List	   *leaves = root->rd_rel->relkind == RELKIND_PARTITIONED_TABLE
@@ -533,7 +532,7 @@ make_targets(DedupeConfig *c, Relation root, Trigger *tg, Oid nsp, const AttrNum
 					 errdetail("Foreign tables cannot be deduplicated.")));
 		make_target(t, leaf, tg->tgargs[0], tg->tgargs[1],
 					c->policy == POLICY_LINK ? tg->tgargs[4] : NULL,
-					root, c->nkeys, root_keys, block_fn, c);
+					root, c->nkeys, c->root_keys, block_fn, c);
 		if (c->min_similarity > 0 ? !OidIsValid(t->gin_index) : t->plan.blocks == 0)
 			c->indexed = false;
 		c->ntargets++;
@@ -612,13 +611,11 @@ refuse_citus_distributed(Relation rel, Trigger *tg)
 {
 	Oid			relid = RelationGetRelid(rel);
 	Oid			table;
-	char		method;
 
 	if (!simhash_citus_installed())
 		return;
 	table = simhash_citus_shard_of(relid);
-	method = simhash_citus_partition_method(OidIsValid(table) ? table : relid);
-	if (method == 'h' || method == 'r' || method == 'a')
+	if (simhash_citus_is_distributed(OidIsValid(table) ? table : relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("simhash_dedupe: table \"%s\" is distributed by Citus, so trigger \"%s\" would see only one shard's rows",
@@ -652,7 +649,6 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 	DedupeConfig *c = palloc0(sizeof(DedupeConfig));
 	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
-	AttrNumber	root_keys[INDEX_MAX_KEYS];
 	Relation	root;
 
 	check_argument_count(tg);
@@ -673,9 +669,9 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 	/* Near duplicates are looked for in the whole partition tree. */
 	c->root = rel->rd_rel->relispartition ? llast_oid(get_partition_ancestors(c->relid)) : c->relid;
 	root = relation_open(c->root, AccessShareLock);
-	find_keys(c, rel, root, tg, root_keys);
+	find_keys(c, rel, root, tg);
 	check_layout(c, nsp, root, tg);
-	make_targets(c, root, tg, nsp, root_keys);
+	make_targets(c, root, tg, nsp);
 	relation_close(root, NoLock);
 	advise(c, tg);
 	MemoryContextSwitchTo(old);
@@ -1555,7 +1551,7 @@ view_key_columns(const DedupeConfig *c)
  * in $2 and the threshold in $3. Every function and operator is schema-qualified.
  */
 static char *
-view_search_sql(DedupeConfig *c, Relation view, Relation root, const AttrNumber *root_keys,
+view_search_sql(DedupeConfig *c, Relation view, Relation root,
 				Oid nsp)
 {
 	TupleDesc	vdesc = RelationGetDescr(view);
@@ -1571,7 +1567,7 @@ view_search_sql(DedupeConfig *c, Relation view, Relation root, const AttrNumber 
 	for (int i = 0; i < c->nkeys; i++)
 		appendStringInfo(&sql, "t.%s, ",
 						 quote_identifier(NameStr(TupleDescAttr(RelationGetDescr(root),
-																root_keys[i] - 1)->attname)));
+																c->root_keys[i] - 1)->attname)));
 	if (c->policy == POLICY_LINK)
 		appendStringInfo(&sql, "t.%s IS NULL, ",
 						 quote_identifier(NameStr(TupleDescAttr(vdesc, c->link_attno - 1)->attname)));
@@ -1605,7 +1601,6 @@ make_view_config(FunctionCallInfo fcinfo, TriggerData *td)
 	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 	DedupeConfig *c = palloc0(sizeof(DedupeConfig));
 	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
-	AttrNumber	root_keys[INDEX_MAX_KEYS];
 	Relation	root;
 
 	check_argument_count(tg);
@@ -1641,11 +1636,11 @@ make_view_config(FunctionCallInfo fcinfo, TriggerData *td)
 		on_table.fp_attno = c->to_base[c->fp_attno - 1];
 		check_generated_fp(root, &on_table, nsp, tg);
 	}
-	find_keys(c, view, root, tg, root_keys);
+	find_keys(c, view, root, tg);
 	if (c->policy == POLICY_LINK)
 		expect_same_column(c, view, root, c->link_attno);
 	check_layout(c, nsp, root, tg);
-	c->search_sql = view_search_sql(c, view, root, root_keys, nsp);
+	c->search_sql = view_search_sql(c, view, root, nsp);
 	relation_close(root, NoLock);
 	MemoryContextSwitchTo(old);
 	return c;
