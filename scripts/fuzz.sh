@@ -7,8 +7,8 @@
 #                        [--verbose]
 #   --smoke      about 60 s of fuzzing in all, 7 s a target (the default; scripts/test.sh)
 #   --long       at least 10 million executions in all (each target a number of runs in
-#                proportion to its speed, at most 40 minutes each; about an hour on 2
-#                cores); prints the total
+#                proportion to its speed, at most 40 minutes each; one to two hours on
+#                2 shared cores); prints the total
 #   --seconds N  N seconds a target
 #   --target T   only fuzz_T (tokenizer, fingerprint, features, tsvector, convert,
 #                similarity, pairs, blocks); may be repeated
@@ -19,7 +19,8 @@
 # Builds build-fuzz/ with clang (clang-14 and libclang-rt-14-dev are installed when
 # missing), makes the seed corpora from text on this machine (test/fuzz/make_seeds.pl:
 # copyright files, man pages, locale definitions, plus test/fuzz/seeds/), and runs each
-# target in turn from its seeds and the corpus earlier runs left in build-fuzz/corpus/T/.
+# target in turn from its seeds and the corpus earlier runs left in build-fuzz/corpus/T/
+# (--smoke: from the seeds alone).
 # Prints one table: target, executions, crashes, seconds. An input that crashes, fails a
 # check or runs longer than 30 s is kept in build-fuzz/crashes/T/ and the script exits
 # non-zero; reproduce it with build-fuzz/fuzz_T build-fuzz/crashes/T/FILE.
@@ -60,7 +61,7 @@ all_targets=(tokenizer fingerprint features tsvector convert similarity pairs bl
 declare -A max_len=([tokenizer]=1500 [fingerprint]=1500 [features]=1500 [tsvector]=1500
     [convert]=256 [similarity]=2500 [pairs]=1024 [blocks]=64)
 declare -A long_runs=([tokenizer]=600000 [fingerprint]=400000 [features]=1500000
-    [tsvector]=1000000 [convert]=5300000 [similarity]=250000 [pairs]=150000 [blocks]=1200000)
+    [tsvector]=1000000 [convert]=5350000 [similarity]=250000 [pairs]=100000 [blocks]=1200000)
 [[ ${#selected[@]} -gt 0 ]] || selected=("${all_targets[@]}")
 for t in "${selected[@]}"; do
     [[ -n ${max_len[${t}]:-} ]] || die "unknown target: ${t} (one of: ${all_targets[*]})"
@@ -119,6 +120,12 @@ total_seconds=0
 run_target() {
     local t=$1 bin=${out}/fuzz_$1 corpus=${out}/corpus/$1 crashes=${out}/crashes/$1
     local logfile=${out}/logs/$1.log
+    # The smoke run starts from the seeds alone, so that it takes the same short time
+    # however large the corpus of the long runs has grown.
+    if [[ ${mode} == smoke ]]; then
+        corpus=${out}/corpus-smoke/$1
+        rm -rf -- "${corpus}"
+    fi
     mkdir -p "${corpus}" "${crashes}" "${out}/logs"
     local -a limit
     case ${mode} in

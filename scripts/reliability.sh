@@ -12,8 +12,8 @@
 #   --tap-rows N  size of the TAP tests (default 500000: rows of the COPY killed half-way)
 #   --fuzz MODE   the fuzzers' size: long (default: scripts/fuzz.sh --long, at least 10
 #                 million executions of the libFuzzer targets, then the SQL fuzzer's 20000
-#                 statements in each of five database encodings; about two hours), smoke
-#                 or none
+#                 statements in each of five database encodings; two to three hours),
+#                 smoke or none
 #   --load-seconds S  the pgbench load's run time (default 300; 0: none)
 #   --valgrind-supp FILE  PostgreSQL's src/tools/valgrind.supp for the valgrind run;
 #   --no-valgrind         or no valgrind run (it takes about 20 minutes)
