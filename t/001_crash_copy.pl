@@ -173,20 +173,34 @@ FROM $keys q JOIN (SELECT id, k FROM docs_sim, unnest(lsh) k) d ON d.k = q.k});
 for my $table (qw(docs docs_sim))
 {
     # Load, and crash half-way: once half of the chunks have committed and the COPY of
-    # the next one has processed a third of its rows.
+    # the next one has reached a third of its rows. So that the crash comes at that
+    # point whatever the machine's speed, a trigger that fires after the dedupe trigger
+    # (triggers fire in name order) holds the COPY at that row: it waits for an advisory
+    # lock that the polling session holds.
     my $per_chunk = int(($rows + $chunks - 1) / $chunks);
     my $target = int($chunks / 2);
+    my $pause_line = $target * $per_chunk + int($per_chunk / 3) + 1;
     my $poll = $node->background_psql('postgres');
     $poll->set_query_timer_restart;
+    $poll->query_safe('SELECT pg_advisory_lock(4242)');
+    $node->safe_psql(
+        'postgres', qq{
+CREATE OR REPLACE FUNCTION pause_load() RETURNS trigger LANGUAGE plpgsql
+    AS \$\$ BEGIN PERFORM pg_advisory_lock(4242); RETURN NEW; END \$\$;
+CREATE TRIGGER zz_pause BEFORE INSERT ON $table FOR EACH ROW
+    WHEN (NEW.line = $pause_line) EXECUTE FUNCTION pause_load();});
     my $h = load($table, 1);
     my $t_load = time();
     my ($committed_chunks, $in_copy) = (0, 0);
     while (1)
     {
-        ($committed_chunks, $in_copy) = split /\|/, $poll->query_safe(qq{
+        my $paused;
+        ($committed_chunks, $in_copy, $paused) = split /\|/, $poll->query_safe(qq{
 SELECT coalesce((SELECT max(chunk) FROM $table), 0),
-       coalesce((SELECT tuples_processed FROM pg_stat_progress_copy WHERE relid = '$table'::regclass), -1)});
-        last if $committed_chunks >= $target && $in_copy >= $per_chunk / 3;
+       coalesce((SELECT tuples_processed FROM pg_stat_progress_copy WHERE relid = '$table'::regclass), -1),
+       EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND classid = 0 AND objid = 4242
+               AND objsubid = 1 AND NOT granted)});
+        last if $committed_chunks >= $target && $paused eq 't';
         if (!$h->pumpable)
         {
             $h->finish;
@@ -203,6 +217,7 @@ SELECT coalesce((SELECT max(chunk) FROM $table), 0),
     note("killed $killed server processes after $load_seconds s of load");
 
     my ($recovery, $redo) = restart_timed($node);
+    $node->safe_psql('postgres', "DROP TRIGGER zz_pause ON $table");
     my $after = scalar_sql($node, "SELECT count(*) FROM $table");
     cmp_ok($after, '>=', $committed, "$table: the $committed rows committed before the crash are there");
     my ($max_chunk, $distinct) = split /\|/,
