@@ -120,6 +120,7 @@ status=0
     -f insert.sql@50 -f search.sql@30 -f nearest.sql@15 -f pairs.sql@5 postgres) \
     >"${work}/pgbench.out" 2>&1 || status=$?
 tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "${work}/pgbench.out" | head -1)
+[[ -n ${tps} ]] && tps=$(printf '%.1f' "${tps}")
 failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "${work}/pgbench.out")
 aborted=$(grep -c 'client [0-9]* aborted' "${work}/pgbench.out" || true)
 [[ ${status} -eq 0 ]] || { cat "${work}/pgbench.out" >&2; log "pgbench exited with ${status}"; }
