@@ -16,8 +16,13 @@
 #     each query planned and run on its own from the coordinator, and the ratio of the
 #     distributed p50 to the single-node p50 (the figure to trust: both measured here, on
 #     the same busy 2 cores);
-#   - all pairs: simhash_pairs('SELECT id, fp FROM tbl', k) for k = 3 and 6, seconds,
-#     pairs, and whether the two answers are identical.
+#   - all pairs: simhash_pairs('SELECT id, fp FROM tbl', k) for k = 3 and 6, written to a
+#     table, 3 times each (alternating the tables): the median seconds and the ratios of
+#     the medians and of the best times, pairs, and whether the two answers are identical;
+#   - floors, what Citus itself costs here: p50 of a query that reaches every shard and
+#     finds nothing (id < 0), and the seconds to move 1M (id, fp) rows and the k = 3
+#     answer from the workers to the coordinator (CREATE TEMP TABLE AS), against the same
+#     from plain tables.
 # Skips (exit 0) when Citus is not installed. Needs simhash installed (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -86,14 +91,56 @@ for k in 3 6; do
     done
 done
 
-log "all pairs: simhash_pairs at k = 3 and 6, on each table"
+log "all pairs: simhash_pairs at k = 3 and 6, on each table, 3 times (the median is reported)"
 for k in 3 6; do
+    for rep in 1 2 3; do
     for tbl in fps_local fps; do
         sql -v tbl="${tbl}" -v k="${k}" -v res="pairs_${tbl}_${k}" <<'SQL'
+DROP TABLE IF EXISTS :res;
 SELECT clock_timestamp() AS t0 \gset
 CREATE TABLE :res AS SELECT id1, id2 FROM simhash_pairs(format('SELECT id, fp FROM %s', :'tbl'), :k);
 INSERT INTO pairs_timings
 SELECT :'tbl', :k, extract(epoch FROM clock_timestamp() - :'t0'::timestamptz), count(*) FROM :res;
+SQL
+    done
+    done
+done
+
+# Floors: what Citus itself costs here, whatever simhash does. For search, a query that
+# reaches every shard and finds nothing through the primary key (id < 0), timed as the
+# searches are. For all pairs, moving rows to the coordinator: the (id, fp) rows that the
+# coordinator's finder reads, and the k = 3 answer, as any design that finds the pairs on
+# the workers must send it back (CREATE TEMP TABLE AS from a distributed table against
+# the same from a plain one).
+log "floors: ${queries} trivial queries to every shard; moving the rows and the answer"
+for tbl in fps_local fps; do
+    sql -c "SELECT format('SELECT %L AS tbl, %L AS kind, %s AS k, %s AS n, count(*) FROM %s WHERE id < 0;',
+                   '${tbl}', 'floor', 0, n, '${tbl}')
+            FROM queries WHERE n <= ${queries} AND kind = 'random' ORDER BY n" >"${CLUSTER_DIR}/q_${tbl}_0.sql"
+    (echo '\timing on'; cat "${CLUSTER_DIR}/q_${tbl}_0.sql") |
+        sql -F '|' 2>&1 | awk -F'|' '/^Time: / { print last "|" $0; next } { last = $0 }' |
+        sed -E 's/\|Time: ([0-9.]+) ms.*/|\1/' >"${CLUSTER_DIR}/t_${tbl}_0.txt"
+    sql -c "\\copy timings (tbl, kind, k, n, found, ms) FROM '${CLUSTER_DIR}/t_${tbl}_0.txt' WITH (DELIMITER '|')"
+done
+sql <<'SQL'
+CREATE TABLE moves (what text, tbl text, seconds float8, n bigint);
+CREATE TABLE answer_d AS TABLE pairs_fps_local_3;
+SELECT create_distributed_table('answer_d', 'id1') \g /dev/null
+CREATE TABLE answer_l AS TABLE pairs_fps_local_3;
+VACUUM ANALYZE answer_d, answer_l;
+SQL
+for what in rows answer; do
+    for tbl in local distributed; do
+        case ${what}/${tbl} in
+            rows/local) src='SELECT id, fp FROM fps_local' ;;
+            rows/distributed) src='SELECT id, fp FROM fps' ;;
+            answer/local) src='SELECT id1, id2 FROM answer_l' ;;
+            answer/distributed) src='SELECT id1, id2 FROM answer_d' ;;
+        esac
+        sql -v what="${what}" -v tbl="${tbl}" -v src="${src}" <<'SQL'
+SELECT clock_timestamp() AS t0 \gset
+CREATE TEMP TABLE moved AS :src;
+INSERT INTO moves SELECT :'what', :'tbl', extract(epoch FROM clock_timestamp() - :'t0'::timestamptz), count(*) FROM moved;
 SQL
     done
 done
@@ -112,13 +159,29 @@ SELECT d.k, d.kind,
               percentile_cont(0.5) WITHIN GROUP (ORDER BY l.ms))::numeric, 1) AS p50_ratio,
        count(*) FILTER (WHERE d.found <> l.found) AS answers_differ
 FROM timings d JOIN timings l USING (kind, k, n)
-WHERE d.tbl = 'fps' AND l.tbl = 'fps_local'
+WHERE d.tbl = 'fps' AND l.tbl = 'fps_local' AND kind <> 'floor'
 GROUP BY d.k, d.kind ORDER BY d.k, d.kind;
 \echo
-\echo '== All pairs: simhash_pairs(''SELECT id, fp FROM tbl'', k), seconds'
+\echo '== All pairs: CREATE TABLE AS SELECT ... FROM simhash_pairs(''SELECT id, fp FROM tbl'', k), median of 3, seconds'
+WITH m AS (SELECT tbl, k, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) AS seconds,
+                  min(seconds) AS best, max(pairs) AS pairs
+           FROM pairs_timings GROUP BY tbl, k)
 SELECT l.k, round(l.seconds::numeric, 2) AS single_s, round(d.seconds::numeric, 2) AS citus_s,
-       round((d.seconds / l.seconds)::numeric, 2) AS ratio, l.pairs AS single_pairs, d.pairs AS citus_pairs
-FROM pairs_timings l JOIN pairs_timings d USING (k) WHERE l.tbl = 'fps_local' AND d.tbl = 'fps' ORDER BY k;
+       round((d.seconds / l.seconds)::numeric, 2) AS ratio,
+       round((d.best / l.best)::numeric, 2) AS ratio_of_best, l.pairs AS single_pairs, d.pairs AS citus_pairs
+FROM m l JOIN m d USING (k) WHERE l.tbl = 'fps_local' AND d.tbl = 'fps' ORDER BY k;
+\echo
+\echo '== Floors: what Citus costs whatever the query does'
+SELECT 'search: SELECT count(*) ... WHERE id < 0 (every shard, nothing found), ms' AS floor,
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY l.ms)::numeric, 2) AS single_p50,
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY d.ms)::numeric, 2) AS citus_p50
+FROM timings d JOIN timings l USING (kind, k, n)
+WHERE d.tbl = 'fps' AND l.tbl = 'fps_local' AND kind = 'floor'
+UNION ALL
+SELECT format('move to the coordinator: %s (%s rows), s', what, max(n)),
+       round((max(seconds) FILTER (WHERE tbl = 'local'))::numeric, 2),
+       round((max(seconds) FILTER (WHERE tbl = 'distributed'))::numeric, 2)
+FROM moves GROUP BY what;
 SELECT 'k = 3: ' || (SELECT count(*) FROM (TABLE pairs_fps_3 EXCEPT TABLE pairs_fps_local_3) x) || ' + ' ||
        (SELECT count(*) FROM (TABLE pairs_fps_local_3 EXCEPT TABLE pairs_fps_3) x) ||
        ' pairs differ; k = 6: ' || (SELECT count(*) FROM (TABLE pairs_fps_6 EXCEPT TABLE pairs_fps_local_6) x) || ' + ' ||
