@@ -28,6 +28,7 @@ SELECT d.df FROM idf_df d JOIN simhash_features('mat', 'word', 1) f ON f.feature
 SELECT count(*) AS common FROM simhash_df('SELECT body FROM idf_docs', n => 1, min_df => 2);
 SELECT count(*) AS char_trigrams, min(docs) AS docs FROM simhash_df('SELECT body FROM idf_docs WHERE id <= 2', 'char', 3);
 SELECT count(*) AS nothing FROM simhash_df('SELECT body FROM idf_docs WHERE false');
+SELECT count(*) AS commented FROM simhash_df('SELECT body FROM idf_docs -- every text', n => 1, min_df => 2);
 
 -- TF-IDF: features that occur everywhere weigh less. With every feature equally rare the
 -- result is the plain fingerprint (SimHash does not care about a common factor).

@@ -231,6 +231,12 @@ SELECT * FROM simhash_similar_pairs('SELECT id, body FROM sim_accents', 0.9);
 DROP TABLE sim_accents;
 DROP COLLATION sim_ci;
 
+-- A query that ends in a -- comment: the same pairs as without it.
+SELECT (SELECT count(*) FROM simhash_similar_pairs('SELECT id, body FROM sim_docs -- all of them', 0.8)) =
+       (SELECT count(*) FROM simhash_similar_pairs('SELECT id, body FROM sim_docs', 0.8)) AS same_pairs,
+       (SELECT count(*) FROM simhash_similar_clusters('SELECT id, body FROM sim_docs -- all of them', 0.8)) =
+       (SELECT count(*) FROM simhash_similar_clusters('SELECT id, body FROM sim_docs', 0.8)) AS same_clusters;
+
 -- The candidates per threshold: LSH keys from 0.7, two fingerprints below.
 SELECT t, r.* FROM (VALUES (1.0), (0.9), (0.7), (0.69), (0.5)) v (t), simhash_similar_recipes(v.t) r;
 

@@ -102,8 +102,10 @@ BEGIN
     END IF;
     -- Check the options and the type of the query's first column before running it.
     PERFORM @extschema@.simhash_features('', tokenizer, n);
+    -- The query is followed by a newline wherever it is pasted (a -- comment at its end).
     EXECUTE pg_catalog.format(
-        'SELECT pg_catalog.pg_typeof((SELECT q.body FROM (%s) AS q (body) LIMIT 0))', query)
+        'SELECT pg_catalog.pg_typeof((SELECT q.body FROM (%s
+) AS q (body) LIMIT 0))', query)
         INTO body_type;
     IF body_type OPERATOR(pg_catalog.<>) ALL (ARRAY['text', 'character varying',
                                                    'character']::pg_catalog.regtype[]) THEN
@@ -116,7 +118,8 @@ BEGIN
                         (pg_catalog.sum(g.firsts) OVER ())::pg_catalog.int8 AS docs
                  FROM (SELECT f.feature, pg_catalog.count(*) AS df,
                               pg_catalog.count(*) FILTER (WHERE f.ord OPERATOR(pg_catalog.=) 1) AS firsts
-                       FROM (%s) AS q (body)
+                       FROM (%s
+                            ) AS q (body)
                        CROSS JOIN LATERAL @extschema@.simhash_features(q.body, $1, $2)
                             WITH ORDINALITY AS f (feature, count, ord)
                        GROUP BY f.feature) AS g) AS c
@@ -799,9 +802,13 @@ BEGIN
         RAISE EXCEPTION 'simhash: the schema of the extension was renamed; rename it back to @extschema@'
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
+    -- The query is followed by a newline wherever it is pasted, so that a -- comment at its
+    -- end stays a comment.
     EXECUTE pg_catalog.format(
-        'SELECT pg_catalog.pg_typeof((SELECT q.id FROM (%1$s) AS q (id, body) LIMIT 0)), '
-        'pg_catalog.pg_typeof((SELECT q.body FROM (%1$s) AS q (id, body) LIMIT 0))', query)
+        'SELECT pg_catalog.pg_typeof((SELECT q.id FROM (%1$s
+) AS q (id, body) LIMIT 0)), '
+        'pg_catalog.pg_typeof((SELECT q.body FROM (%1$s
+) AS q (id, body) LIMIT 0))', query)
         INTO id_type, body_type;
     IF id_type OPERATOR(pg_catalog.<>) ALL (ARRAY['bigint', 'integer', 'smallint']::pg_catalog.regtype[]) THEN
         RAISE EXCEPTION 'simhash: the first column of the query (id) must be bigint, integer or smallint, not %', id_type
@@ -816,7 +823,8 @@ BEGIN
     EXECUTE pg_catalog.format(
         'CREATE TEMPORARY TABLE %1$I ON COMMIT DROP AS '
         'SELECT q.id::pg_catalog.int8 AS id, q.body::pg_catalog.text COLLATE pg_catalog."C" AS body '
-        'FROM (%2$s) AS q (id, body)',
+        'FROM (%2$s
+) AS q (id, body)',
         rows_, query);
     EXECUTE pg_catalog.format('SELECT 1 FROM pg_temp.%I r WHERE r.id IS NULL LIMIT 1', rows_) INTO bad;
     IF bad IS NOT NULL THEN
