@@ -1,0 +1,162 @@
+/*
+ * What the files of the simhash_dedupe() trigger share (nothing else includes this). The
+ * design is in the comment at the top of dedupe.c. The path of a row written, and the file
+ * of each step:
+ *
+ *   trigger arguments -> DedupeConfig, once per statement: the columns,     dedupe_config.c
+ *     the limit, the policy, the primary key, the relations searched (the
+ *     table, or each leaf partition: DedupeTarget) with their block-index
+ *     layout or GIN index; the advice NOTICE; the Citus refusal
+ *   row -> RowWork: its fingerprint or LSH keys, the columns it gets        dedupe.c
+ *   keys -> lock keys -> advisory locks, or the table lock once one         dedupe_locks.c
+ *     transaction has taken many
+ *   a snapshot taken after the locks -> each target searched (block         dedupe_search.c
+ *     indexes, GIN index, or the whole table) -> candidates checked ->
+ *     Found, the near duplicate the policy acts on
+ *   Found -> policy: reject | skip | link                                   dedupe.c
+ *
+ * On a view (INSTEAD OF INSERT, for Citus) the same steps, with one SPI    dedupe_view.c
+ * query for the search and an INSERT into the table.
+ */
+#ifndef SIMHASH_PG_DEDUPE_H
+#define SIMHASH_PG_DEDUPE_H
+
+#include "postgres.h"
+
+#include "access/htup.h"
+#include "access/tupdesc.h"
+#include "commands/trigger.h"
+#include "fmgr.h"
+#include "storage/itemptr.h"
+#include "utils/relcache.h"
+#include "utils/snapshot.h"
+
+#include "capi/similarity_capi.h"
+#include "pg/search.h"
+#include "pg/similarity.h"
+
+/* The strategy of && in GIN's array_ops (GinOverlapStrategy of ginarrayproc.c). */
+#define GIN_OVERLAP_STRATEGY 1
+
+typedef enum DedupePolicy
+{
+	POLICY_REJECT,
+	POLICY_SKIP,
+	POLICY_LINK
+} DedupePolicy;
+
+/* One relation searched for near duplicates: the table, or each leaf of a partitioned one. */
+typedef struct DedupeTarget
+{
+	Oid			relid;
+	AttrNumber	text_attno;
+	AttrNumber	fp_attno;
+	AttrNumber	link_attno;		/* 0 unless the policy is link */
+	AttrNumber	key_attnos[INDEX_MAX_KEYS];
+	SimhashSearchPlan plan;		/* blocks = 0: read the whole relation */
+	Oid			indexes[SIMHASH_MAX_BLOCKS];
+	bool		has_fingerprint[SIMHASH_MAX_BLOCKS];	/* (block, fp) index */
+	Oid			gin_index;		/* with a threshold: GIN index on the keys, or none */
+	bool		gin_pending;	/* it collects new entries in a pending list (fastupdate) */
+} DedupeTarget;
+
+/* The trigger's arguments, checked, and what it searches; made once per statement. */
+typedef struct DedupeConfig
+{
+	Oid			tgoid;
+	Oid			relid;			/* the relation the trigger fired on */
+	Oid			root;			/* the table, or the root of its partition tree */
+	AttrNumber	text_attno;
+	AttrNumber	fp_attno;
+	AttrNumber	link_attno;
+	int			k;				/* with a distance */
+	double		min_similarity; /* 0: near duplicates by distance alone; else LSH keys */
+	DedupePolicy policy;
+	int			nkeys;			/* primary key columns of root; 0: none (ctid is shown) */
+	AttrNumber	root_keys[INDEX_MAX_KEYS];	/* their numbers in root */
+	char	   *key_names;		/* "id" or "a, b", for messages */
+	int			ntargets;
+	DedupeTarget *targets;
+	bool		indexed;		/* every target has a usable layout */
+	/* Through a view (INSTEAD OF INSERT; see "Through a view" in dedupe_view.c): */
+	bool		via_view;
+	AttrNumber *to_base;		/* view column i + 1 is column to_base[i] of root */
+	char	   *search_sql;		/* the query that finds the near duplicate */
+} DedupeConfig;
+
+/* The near duplicate the policy acts on. */
+typedef struct Found
+{
+	bool		any;
+	int			distance;
+	double		similarity;		/* with a similarity threshold */
+	bool		is_original;	/* its link column is NULL (policy link) */
+	Datum		key;			/* its primary key (single column, policy link) */
+	char	   *key_text;		/* "(id)=(42)", or NULL when the caller may not read it */
+} Found;
+
+/* The text of the row being written and, with a threshold, its shingle set (row_keys). */
+typedef struct NewText
+{
+	text	   *body;
+	SimhashShingleSet set;
+} NewText;
+
+/* A row being written: its keys, and the columns the trigger sets in it. */
+typedef struct RowWork
+{
+	uint64		fp;				/* with a distance */
+	int64		lsh[SIMHASH_LSH_BANDS]; /* with a threshold: lsh[0..nlsh) */
+	int			nlsh;
+	ArrayType  *lsh_array;
+	NewText		new_text;
+	bool		search;			/* false: no near duplicate to look for */
+	bool		unchanged;		/* an UPDATE that cannot make a new near duplicate */
+	int			ncols;
+	int			cols[2];
+	Datum		values[2];
+	bool		nulls[2];
+} RowWork;
+
+/*
+ * The functions below are shared by the trigger's files only. Hidden, as they were when
+ * they were static: simhash.so exports none of them, and no library loaded into the server
+ * can stand in for one (the names are short and common: reject(), set_column()).
+ */
+#pragma GCC visibility push(hidden)
+
+/* dedupe_config.c: the trigger's arguments */
+extern DedupeConfig *make_config(FunctionCallInfo fcinfo, TriggerData *td);
+extern void check_argument_count(Trigger *tg);
+extern void parse_text_column(DedupeConfig *c, Relation rel, Trigger *tg);
+extern void parse_limit(DedupeConfig *c, Trigger *tg);
+extern void parse_key_column(DedupeConfig *c, Relation rel, Trigger *tg, Oid nsp);
+extern void parse_policy(DedupeConfig *c, Trigger *tg);
+extern void check_generated_fp(Relation rel, DedupeConfig *c, Oid nsp, Trigger *tg);
+extern void find_keys(DedupeConfig *c, Relation rel, Relation root, Trigger *tg);
+extern void check_layout(DedupeConfig *c, Oid nsp, Relation root, Trigger *tg);
+
+/* dedupe.c: the keys of a row, and the policy reject */
+extern text *row_text(HeapTuple tuple, TupleDesc desc, AttrNumber attno);
+extern void set_column(RowWork *w, AttrNumber attno, Datum value, bool isnull);
+extern void row_keys(DedupeConfig *c, HeapTuple tuple, HeapTuple old, TupleDesc desc,
+					 RowWork *w);
+extern void reject(DedupeConfig *c, Relation rel, Trigger *tg, const Found *found);
+
+/* dedupe_locks.c: the lock keys of a row, and taking them */
+extern size_t row_lock_keys(DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh,
+							uint32 *keys);
+extern void serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n);
+
+/* dedupe_search.c: the near duplicates of a row in one target */
+extern void search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, const int64 *lsh,
+						  int nlsh, ArrayType *lsh_array, Snapshot snapshot,
+						  Snapshot xact_snapshot, Oid old_relid, ItemPointer old_tid,
+						  NewText *new_text, Found *found);
+
+/* dedupe_view.c: the trigger on a view */
+extern Datum dedupe_through_view(FunctionCallInfo fcinfo, TriggerData *td);
+
+#pragma GCC visibility pop
+
+#endif							/* SIMHASH_PG_DEDUPE_H */

@@ -1,0 +1,538 @@
+/*
+ * The arguments of the simhash_dedupe() trigger (see dedupe.c), parsed and checked once per
+ * statement into a DedupeConfig: the text and key columns, the limit (a distance or a
+ * similarity threshold), the policy, the primary key and link column; the relations
+ * searched (the table, or every leaf of its partition tree) with the block-index layout or
+ * GIN index of each; the NOTICE when writes will cost much more than they should, and the
+ * refusal of a table Citus distributes. The view form parses its arguments with the same
+ * functions (dedupe_view.c).
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/gin.h"
+#include "access/gin_private.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "catalog/partition.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_operator_d.h"
+#include "catalog/pg_type_d.h"
+#include "commands/trigger.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "rewrite/rewriteHandler.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "capi/search_capi.h"
+#include "capi/similarity_capi.h"
+#include "pg/citus.h"
+#include "pg/dedupe.h"
+#include "pg/layouts.h"
+#include "pg/search.h"
+
+/* Largest k: what the lock keys support (core/locks.hpp). */
+#define MAX_DEDUPE_DISTANCE SIMHASH_MAX_LOCK_DISTANCE
+
+/* Smallest similarity threshold: what the LSH keys serve (candidate recall >= 0.99). */
+#define MIN_DEDUPE_SIMILARITY SIMHASH_LSH_MIN_SIMILARITY
+
+/*
+ * Checking a candidate costs about one index descent when its row must be read from the
+ * table, and about this much when the index holds the fingerprint.
+ */
+#define IN_INDEX_CANDIDATE_COST 0.05
+
+/* Tables already warned about in this session: no layout (the whole table is read), or a
+ * layout that costs the trigger many more index lookups than k + 1 blocks would. */
+static List *warned_tables = NIL;
+static List *advised_tables = NIL;
+
+static AttrNumber
+column(Relation rel, const char *name, const char *what)
+{
+	AttrNumber	attno = get_attnum(RelationGetRelid(rel), name);
+
+	if (attno <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("simhash_dedupe: %s column \"%s\" of table \"%s\" does not exist",
+						what, name, RelationGetRelationName(rel))));
+	return attno;
+}
+
+static void
+expect_type(Relation rel, AttrNumber attno, Oid type, const char *what)
+{
+	Oid			actual = TupleDescAttr(RelationGetDescr(rel), attno - 1)->atttypid;
+
+	if (actual != type)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("simhash_dedupe: %s column \"%s\" of table \"%s\" is of type %s, not %s",
+						what, NameStr(TupleDescAttr(RelationGetDescr(rel), attno - 1)->attname),
+						RelationGetRelationName(rel), format_type_be(actual),
+						format_type_be(type))));
+}
+
+/* The largest distance the layout recorded for root.col serves, or -1 without one. */
+static int
+layout_max_distance(Oid nsp, Oid root, const char *col)
+{
+	int			max_distance;
+	int			blocks;
+
+	return simhash_layout_lookup(nsp, root, col, &max_distance, &blocks) ? max_distance : -1;
+}
+
+/*
+ * A valid GIN index of relid whose only key is column attno, with no predicate, that
+ * serves && (array_ops); InvalidOid without one.
+ */
+static Oid
+find_gin_index(Oid relid, AttrNumber attno, bool *fastupdate)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	Oid			found = InvalidOid;
+
+	foreach(lc, indexes)
+	{
+		Relation	ind = index_open(lfirst_oid(lc), AccessShareLock);
+		Form_pg_index form = ind->rd_index;
+
+		if (ind->rd_rel->relam == GIN_AM_OID && form->indisvalid && form->indisready &&
+			form->indislive && form->indnatts == 1 && form->indkey.values[0] == attno &&
+			heap_attisnull(ind->rd_indextuple, Anum_pg_index_indpred, NULL) &&
+			get_opfamily_member(ind->rd_opfamily[0], ANYARRAYOID, ANYARRAYOID,
+								GIN_OVERLAP_STRATEGY) == OID_ARRAY_OVERLAP_OP)
+		{
+			found = RelationGetRelid(ind);
+			*fastupdate = GinGetUseFastUpdate(ind);
+		}
+		index_close(ind, AccessShareLock);
+		if (OidIsValid(found))
+			break;
+	}
+	list_free(indexes);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/* Fills a target for relation relid from the column names of the root. */
+static void
+make_target(DedupeTarget *t, Oid relid, const char *text_name, const char *fp_name,
+			const char *link_name, Relation root, int nkeys, const AttrNumber *root_keys,
+			Oid block_fn, DedupeConfig *c)
+{
+	SimhashLayouts layouts;
+	bool		in_index = true;
+
+	memset(t, 0, sizeof(*t));
+	t->relid = relid;
+	t->text_attno = get_attnum(relid, text_name);
+	t->fp_attno = get_attnum(relid, fp_name);
+	t->link_attno = link_name ? get_attnum(relid, link_name) : 0;
+	for (int i = 0; i < nkeys; i++)
+		t->key_attnos[i] = get_attnum(relid, NameStr(TupleDescAttr(RelationGetDescr(root),
+																	 root_keys[i] - 1)->attname));
+	if (c->min_similarity > 0)
+	{
+		t->gin_index = find_gin_index(relid, t->fp_attno, &t->gin_pending);
+		return;
+	}
+	simhash_find_layouts(relid, t->fp_attno, block_fn, AccessShareLock, &layouts);
+	for (int b = 2; b <= SIMHASH_MAX_BLOCKS; b++)
+		for (int i = 0; i < b; i++)
+			if (OidIsValid(layouts.by[b][i].index) && !layouts.by[b][i].has_fingerprint)
+				in_index = false;
+	/*
+	 * Index probes whenever a layout serves k: the search is planned once per statement, and
+	 * a bulk load grows the table from what the estimate says (often nothing), so a table
+	 * scan per row, cheap at first, grows with the table while probes do not.
+	 */
+	t->plan = simhash_choose_search(&layouts, c->k, in_index ? IN_INDEX_CANDIDATE_COST : 1.0, true);
+	for (int i = 0; i < t->plan.blocks; i++)
+	{
+		t->indexes[i] = layouts.by[t->plan.blocks][i].index;
+		t->has_fingerprint[i] = layouts.by[t->plan.blocks][i].has_fingerprint;
+	}
+}
+
+/*
+ * A generated key column is computed after BEFORE triggers, so the trigger computes it
+ * itself, as simhash(text column) or, with a threshold, simhash_lsh(text column): the
+ * column must be generated by exactly that, or stored and new keys would differ.
+ */
+void
+check_generated_fp(Relation rel, DedupeConfig *c, Oid nsp, Trigger *tg)
+{
+	Oid			text_arg = TEXTOID;
+	const char *fn = c->min_similarity > 0 ? "simhash_lsh" : "simhash";
+	Oid			simhash_fn = simhash_extension_function(nsp, fn, 1, &text_arg);
+	Node	   *expr = build_column_default(rel, c->fp_attno);
+	bool		ok = false;
+
+	if (expr != NULL && IsA(expr, FuncExpr) && ((FuncExpr *) expr)->funcid == simhash_fn &&
+		list_length(((FuncExpr *) expr)->args) == 1)
+	{
+		Node	   *arg = linitial(((FuncExpr *) expr)->args);
+
+		if (IsA(arg, RelabelType))
+			arg = (Node *) ((RelabelType *) arg)->arg;
+		ok = IsA(arg, Var) && ((Var *) arg)->varattno == c->text_attno;
+	}
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("simhash_dedupe: generated column \"%s\" of table \"%s\" is not %s(%s)",
+						tg->tgargs[1], RelationGetRelationName(rel), fn, quote_identifier(tg->tgargs[0])),
+				 errdetail("Generated columns are computed after BEFORE triggers, so trigger \"%s\" computes the column itself, as %s(%s).",
+						   tg->tgname, fn, quote_identifier(tg->tgargs[0])),
+				 errhint("Make \"%s\" a plain %s column, which the trigger fills, or generate it as %s(%s).",
+						 tg->tgargs[1], c->min_similarity > 0 ? "bigint[]" : "bigint", fn,
+						 quote_identifier(tg->tgargs[0]))));
+}
+
+/*
+ * The third argument: a Hamming distance k ("3"), or a similarity threshold ("0.8", with a
+ * decimal point). With a threshold t, near duplicates are the rows whose texts have a
+ * simhash_jaccard of at least t; candidates are the rows that share a simhash_lsh key with
+ * the new row. Below 0.7 the keys miss too many pairs (see the calibration): refused.
+ */
+void
+parse_limit(DedupeConfig *c, Trigger *tg)
+{
+	const char *arg = tg->tgargs[2];
+	char	   *end;
+
+	errno = 0;
+	if (strchr(arg, '.') != NULL)
+	{
+		/* Plain decimal notation only: digits, one point, digits (strtod takes much more). */
+		bool		plain = strspn(arg, "0123456789.") == strlen(arg) &&
+			strchr(arg, '.') == strrchr(arg, '.') && strpbrk(arg, "0123456789") != NULL;
+		double		t = plain ? strtod(arg, &end) : 0;
+
+		if (!plain || errno != 0 || *end != '\0' || !(t > 0 && t <= 1))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("simhash_dedupe: a similarity threshold must be a number in (0, 1], got \"%s\"",
+							arg)));
+		if (t < MIN_DEDUPE_SIMILARITY)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("simhash_dedupe: similarity thresholds below %.1f are not supported, got \"%s\"",
+							MIN_DEDUPE_SIMILARITY, arg),
+					 errdetail("Below %.1f, rows sharing no LSH key with the new row too often reach the threshold.",
+							   MIN_DEDUPE_SIMILARITY),
+					 errhint("Use a threshold of at least %.1f, or find such pairs with simhash_similar_pairs().",
+							 MIN_DEDUPE_SIMILARITY)));
+		c->min_similarity = t;
+		return;
+	}
+	{
+		long		k = strtol(arg, &end, 10);
+
+		if (errno != 0 || end == arg || *end != '\0' || k < 0 || k > MAX_DEDUPE_DISTANCE)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("simhash_dedupe: maximum distance must be a whole number from 0 to %d, or a similarity threshold such as 0.8, got \"%s\"",
+							MAX_DEDUPE_DISTANCE, arg)));
+		c->k = (int) k;
+	}
+}
+
+/* The first argument: a text, varchar or char column. */
+void
+parse_text_column(DedupeConfig *c, Relation rel, Trigger *tg)
+{
+	Oid			text_type;
+
+	c->text_attno = column(rel, tg->tgargs[0], "text");
+	text_type = TupleDescAttr(RelationGetDescr(rel), c->text_attno - 1)->atttypid;
+	if (text_type != TEXTOID && text_type != VARCHAROID && text_type != BPCHAROID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("simhash_dedupe: text column \"%s\" of table \"%s\" is of type %s, not text, varchar or char",
+						tg->tgargs[0], RelationGetRelationName(rel), format_type_be(text_type))));
+}
+
+/*
+ * The second argument, after the limit: a bigint fingerprint column with a distance, a
+ * bigint[] column of LSH keys with a threshold; if generated, by what the trigger computes.
+ */
+void
+parse_key_column(DedupeConfig *c, Relation rel, Trigger *tg, Oid nsp)
+{
+	if (c->min_similarity > 0)
+	{
+		c->fp_attno = column(rel, tg->tgargs[1], "keys");
+		expect_type(rel, c->fp_attno, INT8ARRAYOID, "keys");
+	}
+	else
+	{
+		c->fp_attno = column(rel, tg->tgargs[1], "fingerprint");
+		expect_type(rel, c->fp_attno, INT8OID, "fingerprint");
+	}
+	if (TupleDescAttr(RelationGetDescr(rel), c->fp_attno - 1)->attgenerated)
+		check_generated_fp(rel, c, nsp, tg);
+}
+
+/* The fourth argument, and the fifth that only link takes. */
+void
+parse_policy(DedupeConfig *c, Trigger *tg)
+{
+	if (strcmp(tg->tgargs[3], "reject") == 0)
+		c->policy = POLICY_REJECT;
+	else if (strcmp(tg->tgargs[3], "skip") == 0)
+		c->policy = POLICY_SKIP;
+	else if (strcmp(tg->tgargs[3], "link") == 0)
+		c->policy = POLICY_LINK;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash_dedupe: unknown policy \"%s\"; the policies are reject, skip and link",
+						tg->tgargs[3])));
+	if ((c->policy == POLICY_LINK) != (tg->tgnargs == 5))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg(c->policy == POLICY_LINK
+						? "simhash_dedupe: policy link needs a fifth argument, the column that receives the key of the near duplicate"
+						: "simhash_dedupe: only policy link takes a fifth argument")));
+}
+
+/*
+ * The primary key of root, for messages and for link: its columns into c->root_keys and
+ * c->nkeys, their names into c->key_names; and the link column, of the key's type.
+ */
+void
+find_keys(DedupeConfig *c, Relation rel, Relation root, Trigger *tg)
+{
+	Oid			pk = RelationGetPrimaryKeyIndex(root);
+
+	if (OidIsValid(pk))
+	{
+		Relation	pkrel = index_open(pk, AccessShareLock);
+		StringInfoData names;
+
+		initStringInfo(&names);
+		c->nkeys = pkrel->rd_index->indnkeyatts;
+		for (int i = 0; i < c->nkeys; i++)
+		{
+			c->root_keys[i] = pkrel->rd_index->indkey.values[i];
+			appendStringInfo(&names, "%s%s", i > 0 ? ", " : "",
+							 quote_identifier(NameStr(TupleDescAttr(RelationGetDescr(root),
+																	c->root_keys[i] - 1)->attname)));
+		}
+		c->key_names = names.data;
+		index_close(pkrel, NoLock);
+	}
+	if (c->policy != POLICY_LINK)
+		return;
+	c->link_attno = column(rel, tg->tgargs[4], "link");
+	if (c->nkeys != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash_dedupe: policy link needs a single-column primary key on table \"%s\"",
+						RelationGetRelationName(root))));
+	expect_type(rel, c->link_attno,
+				TupleDescAttr(RelationGetDescr(root), c->root_keys[0] - 1)->atttypid, "link");
+}
+
+/* With a distance: refuses a k larger than the layout recorded for root.col serves. */
+void
+check_layout(DedupeConfig *c, Oid nsp, Relation root, Trigger *tg)
+{
+	int			served;
+
+	if (c->min_similarity > 0)
+		return;
+	served = layout_max_distance(nsp, c->root, tg->tgargs[1]);
+	if (served >= 0 && c->k > served)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash_dedupe: maximum distance %d is more than the %d the block indexes of %s.%s serve",
+						c->k, served, RelationGetRelationName(root), tg->tgargs[1]),
+				 errhint("Run simhash_create_index('%s', '%s', %d) first.",
+						 RelationGetRelationName(root), tg->tgargs[1], c->k)));
+}
+
+/* The relations searched: root, or every leaf of its partition tree (all ordinary tables). */
+static void
+make_targets(DedupeConfig *c, Relation root, Trigger *tg, Oid nsp)
+{
+	Oid			block_fn = simhash_block_function(nsp);
+	List	   *leaves = root->rd_rel->relkind == RELKIND_PARTITIONED_TABLE
+		? find_all_inheritors(c->root, AccessShareLock, NULL) : list_make1_oid(c->root);
+	ListCell   *lc;
+
+	c->targets = palloc0(sizeof(DedupeTarget) * list_length(leaves));
+	c->indexed = true;
+	foreach(lc, leaves)
+	{
+		Oid			leaf = lfirst_oid(lc);
+		char		kind = get_rel_relkind(leaf);
+		DedupeTarget *t = &c->targets[c->ntargets];
+
+		if (kind == RELKIND_PARTITIONED_TABLE)
+			continue;
+		if (kind != RELKIND_RELATION)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("simhash_dedupe: partition \"%s\" of table \"%s\" is not an ordinary table, so trigger \"%s\" cannot search it",
+							get_rel_name(leaf), RelationGetRelationName(root), tg->tgname),
+					 errdetail("Foreign tables cannot be deduplicated.")));
+		make_target(t, leaf, tg->tgargs[0], tg->tgargs[1],
+					c->policy == POLICY_LINK ? tg->tgargs[4] : NULL,
+					root, c->nkeys, c->root_keys, block_fn, c);
+		if (c->min_similarity > 0 ? !OidIsValid(t->gin_index) : t->plan.blocks == 0)
+			c->indexed = false;
+		c->ntargets++;
+	}
+}
+
+/* Adds root to *tables (kept for the session); false when it was there already. */
+static bool
+first_time(List **tables, Oid root)
+{
+	MemoryContext old;
+
+	if (list_member_oid(*tables, root))
+		return false;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	*tables = lappend_oid(*tables, root);
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+/*
+ * Once per session and table, a NOTICE when every row written will cost much more than it
+ * should: no index (the whole table is read), a GIN index with a pending list (read whole
+ * by every search, and a bulk load keeps it full: 50 times slower, measured), or a layout
+ * that takes many more index lookups than k + 1 blocks would.
+ */
+static void
+advise(DedupeConfig *c, Trigger *tg)
+{
+	const char *table = get_rel_name(c->root);
+	const char *col = tg->tgargs[1];
+
+	if (!c->indexed && first_time(&warned_tables, c->root))
+	{
+		if (c->min_similarity > 0)
+			ereport(NOTICE,
+					(errmsg("simhash_dedupe: %s.%s has no GIN index, so every row written reads the whole table",
+							table, col),
+					 errhint("CREATE INDEX ON %s USING gin (%s) WITH (fastupdate = off);",
+							 quote_identifier(table), quote_identifier(col))));
+		else
+			ereport(NOTICE,
+					(errmsg("simhash_dedupe: %s.%s has no block indexes serving distance %d, so every row written reads the whole table",
+							table, col, c->k),
+					 errhint("Run simhash_create_index('%s', '%s', %d).", table, col, c->k)));
+	}
+	else if (c->indexed && c->min_similarity > 0 && c->targets[0].gin_pending &&
+			 first_time(&advised_tables, c->root))
+	{
+		const char *index = quote_identifier(get_rel_name(c->targets[0].gin_index));
+
+		ereport(NOTICE,
+				(errmsg("simhash_dedupe: the GIN index %s of %s.%s has fastupdate on, so every row written reads its pending list",
+						index, table, col),
+				 errhint("ALTER INDEX %s SET (fastupdate = off); then empty the list with SELECT gin_clean_pending_list('%s');",
+						 index, index)));
+	}
+	else if (c->indexed && c->min_similarity == 0 && c->k + 1 <= SIMHASH_MAX_BLOCKS &&
+			 c->targets[0].plan.probes.probes > (uint64) (2 * (c->k + 1)) &&
+			 first_time(&advised_tables, c->root))
+		ereport(NOTICE,
+				(errmsg("simhash_dedupe: with the %d-block layout of %s.%s, every row written takes " UINT64_FORMAT " index lookups at distance %d",
+						c->targets[0].plan.blocks, table, col, c->targets[0].plan.probes.probes, c->k),
+				 errhint("A layout of %d blocks takes %d: simhash_create_index('%s', '%s', %d, blocks => %d).",
+						 c->k + 1, c->k + 1, table, col, c->k, c->k + 1)));
+}
+
+/*
+ * On a table Citus distributes, the trigger fires on each shard and could search only
+ * that shard's rows, so a near duplicate of a row on another shard would go in unseen:
+ * refused, once per statement. Reference and single-shard tables, whose every copy holds
+ * all rows, are searched whole and allowed.
+ */
+static void
+refuse_citus_distributed(Relation rel, Trigger *tg)
+{
+	Oid			relid = RelationGetRelid(rel);
+	Oid			table;
+
+	if (!simhash_citus_installed())
+		return;
+	table = simhash_citus_shard_of(relid);
+	if (simhash_citus_is_distributed(OidIsValid(table) ? table : relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("simhash_dedupe: table \"%s\" is distributed by Citus, so trigger \"%s\" would see only one shard's rows",
+						get_rel_name(OidIsValid(table) ? table : relid), tg->tgname),
+				 errdetail("A near duplicate of a row stored on another shard would go in unseen."),
+				 errhint("Put the trigger on a view of the table, INSTEAD OF INSERT, and insert through the view on the coordinator (CREATE VIEW %s AS SELECT * FROM %s).",
+						 quote_identifier(psprintf("%s_in", get_rel_name(OidIsValid(table) ? table : relid))),
+						 quote_identifier(get_rel_name(OidIsValid(table) ? table : relid)))));
+}
+
+/* The trigger takes 4 arguments, or 5 with policy link. */
+void
+check_argument_count(Trigger *tg)
+{
+	if (tg->tgnargs < 4 || tg->tgnargs > 5)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash_dedupe: trigger \"%s\" needs 4 or 5 arguments: text column, key column (fingerprint or LSH keys), maximum distance or similarity threshold, policy [, link column]",
+						tg->tgname)));
+}
+
+/*
+ * Parses and checks the trigger's arguments and finds what to search (see the header
+ * of dedupe.c); made once per statement, in the function's memory context.
+ */
+DedupeConfig *
+make_config(FunctionCallInfo fcinfo, TriggerData *td)
+{
+	Trigger    *tg = td->tg_trigger;
+	Relation	rel = td->tg_relation;
+	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	DedupeConfig *c = palloc0(sizeof(DedupeConfig));
+	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
+	Relation	root;
+
+	check_argument_count(tg);
+	if (rel->rd_rel->relkind != RELKIND_RELATION)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("simhash_dedupe: trigger \"%s\" is on \"%s\", which is not a table",
+						tg->tgname, RelationGetRelationName(rel)),
+				 errdetail("The trigger searches the rows of ordinary tables and partitioned tables.")));
+	refuse_citus_distributed(rel, tg);
+	c->tgoid = tg->tgoid;
+	c->relid = RelationGetRelid(rel);
+	parse_text_column(c, rel, tg);
+	parse_limit(c, tg);
+	parse_key_column(c, rel, tg, nsp);
+	parse_policy(c, tg);
+
+	/* Near duplicates are looked for in the whole partition tree. */
+	c->root = rel->rd_rel->relispartition ? llast_oid(get_partition_ancestors(c->relid)) : c->relid;
+	root = relation_open(c->root, AccessShareLock);
+	find_keys(c, rel, root, tg);
+	check_layout(c, nsp, root, tg);
+	make_targets(c, root, tg, nsp);
+	relation_close(root, NoLock);
+	advise(c, tg);
+	MemoryContextSwitchTo(old);
+	return c;
+}

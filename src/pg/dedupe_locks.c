@@ -1,0 +1,206 @@
+/*
+ * The locks of the simhash_dedupe() trigger (see "Concurrency" at the top of dedupe.c): the
+ * lock keys of a row, the transaction-scoped advisory locks on them, and, once a
+ * transaction has taken many on one table, SHARE ROW EXCLUSIVE on the table instead, within
+ * a budget of the shared lock table.
+ */
+#include "postgres.h"
+
+#include "access/twophase.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+
+#include "capi/search_capi.h"
+#include "capi/similarity_capi.h"
+#include "pg/dedupe.h"
+#include "pg/simhash_pg.h"
+
+/* objsubid of the trigger's advisory locks in pg_locks ("SH"), so they cannot collide
+ * with pg_advisory_lock(), which uses 1 and 2. */
+#define DEDUPE_LOCK_CLASS 0x5348
+
+/* Advisory locks one transaction may take on one table before trying a table lock. */
+#define BULK_LOCKS 4096
+
+/* Advisory locks taken in the current transaction, per table (few tables per transaction). */
+typedef struct LockCount
+{
+	LocalTransactionId lxid;
+	Oid			root;
+	uint64		locks;
+	uint64		next_try;
+} LockCount;
+
+#define LOCK_COUNTS 16
+static LockCount lock_counts[LOCK_COUNTS];
+
+/*
+ * Advisory locks one transaction may take on a table before it waits for the table lock
+ * instead: a quarter of the shared lock table, which lock.c sizes for
+ * max_locks_per_transaction locks of every possible backend and prepared transaction. More
+ * would let one bulk load fill it, and every session would fail with "out of shared
+ * memory": with max_connections = 10 (the rest as by default) it holds 2,048 locks, about
+ * twice that with its spare memory, and BULK_LOCKS alone would come close.
+ */
+static uint64
+lock_budget(void)
+{
+	uint64		slots = (uint64) max_locks_per_xact *
+		((uint64) MaxBackends + (uint64) max_prepared_xacts);
+
+	return Max(slots / 4, 8);
+}
+
+/* Locks taken before the first try for the table lock: BULK_LOCKS, less on a small lock table. */
+static uint64
+first_try(void)
+{
+	return Min((uint64) BULK_LOCKS, lock_budget() / 2);
+}
+
+/* Locks taken between two tries: BULK_LOCKS / 4, less on a small lock table. */
+static uint64
+retry_step(void)
+{
+	return Min((uint64) BULK_LOCKS / 4, lock_budget() / 8);
+}
+
+/* The lock count of the current transaction for table root. */
+static LockCount *
+lock_count(Oid root)
+{
+	LockCount  *free_slot = NULL;
+
+	for (int i = 0; i < LOCK_COUNTS; i++)
+	{
+		LockCount  *e = &lock_counts[i];
+
+		if (e->lxid == SIMHASH_MY_LXID && e->root == root)
+			return e;
+		if (e->lxid != SIMHASH_MY_LXID && free_slot == NULL)
+			free_slot = e;
+	}
+	if (free_slot == NULL)
+		free_slot = &lock_counts[root % LOCK_COUNTS];	/* many tables: share a slot */
+	free_slot->lxid = SIMHASH_MY_LXID;
+	free_slot->root = root;
+	free_slot->locks = 0;
+	free_slot->next_try = first_try();
+	return free_slot;
+}
+
+/* True when this transaction keeps every other writer out of the table (and partitions). */
+static bool
+holds_table(DedupeConfig *c)
+{
+	if (!simhash_relation_locked_by_me(c->root, ShareRowExclusiveLock))
+		return false;
+	for (int i = 0; i < c->ntargets; i++)
+		if (c->targets[i].relid != c->root &&
+			!simhash_relation_locked_by_me(c->targets[i].relid, ShareRowExclusiveLock))
+			return false;
+	return true;
+}
+
+/*
+ * SHARE ROW EXCLUSIVE on the table and every partition, root first. Without waiting, a
+ * lock that is not free releases the ones already taken and returns false.
+ */
+static bool
+lock_tables(DedupeConfig *c, bool wait)
+{
+	if (wait)
+	{
+		LockRelationOid(c->root, ShareRowExclusiveLock);
+		for (int i = 0; i < c->ntargets; i++)
+			if (c->targets[i].relid != c->root)
+				LockRelationOid(c->targets[i].relid, ShareRowExclusiveLock);
+		return true;
+	}
+	if (!ConditionalLockRelationOid(c->root, ShareRowExclusiveLock))
+		return false;
+	for (int i = 0; i < c->ntargets; i++)
+	{
+		if (c->targets[i].relid == c->root ||
+			ConditionalLockRelationOid(c->targets[i].relid, ShareRowExclusiveLock))
+			continue;
+		while (--i >= 0)
+			if (c->targets[i].relid != c->root)
+				UnlockRelationOid(c->targets[i].relid, ShareRowExclusiveLock);
+		UnlockRelationOid(c->root, ShareRowExclusiveLock);
+		return false;
+	}
+	return true;
+}
+
+static int
+compare_uint32(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The lock keys of a new row into keys[0..SIMHASH_MAX_LOCK_KEYS), ascending and distinct;
+ * returns their number. With a distance, those of fingerprint fp (core/locks.hpp); with a
+ * threshold, the LSH keys folded to 32 bits (rows that share an LSH key share a lock key).
+ */
+size_t
+row_lock_keys(DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh, uint32 *keys)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	size_t		n = 0;
+
+	StaticAssertStmt(SIMHASH_LSH_BANDS <= SIMHASH_MAX_LOCK_KEYS, "room for the LSH lock keys");
+	if (c->min_similarity == 0)
+	{
+		simhash_check_status(simhash_lock_keys(fp, c->k, keys, SIMHASH_MAX_LOCK_KEYS, &n,
+											   errbuf, sizeof(errbuf)), errbuf);
+		return n;
+	}
+	for (int i = 0; i < nlsh; i++)
+		keys[i] = (uint32) ((uint64) lsh[i] ^ ((uint64) lsh[i] >> 32));
+	qsort(keys, nlsh, sizeof(uint32), compare_uint32);
+	for (int i = 0; i < nlsh; i++)
+		if (n == 0 || keys[i] != keys[n - 1])
+			keys[n++] = keys[i];
+	return n;
+}
+
+/* Takes the advisory locks keys[0..n), or makes sure no other writer can run. */
+void
+serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n)
+{
+	LockCount  *count;
+
+	if (holds_table(c))
+		return;
+	count = lock_count(c->root);
+	if (count->locks >= count->next_try)
+	{
+		/*
+		 * Many rows in one transaction: keep the other writers out instead. Without
+		 * waiting first (a writer of a near duplicate may wait for one of our locks); but
+		 * before the locks fill a good part of the shared lock table (which would make
+		 * every session fail with "out of shared memory"), waiting: should that writer
+		 * be waiting for us, the deadlock detector aborts one of the two.
+		 */
+		bool		wait = count->locks >= lock_budget();
+
+		if (lock_tables(c, wait))
+			return;
+		count->next_try = count->locks + retry_step();
+	}
+	for (size_t i = 0; i < n; i++)
+	{
+		LOCKTAG		tag;
+
+		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, c->root, keys[i], DEDUPE_LOCK_CLASS);
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	}
+	count->locks += n;
+}

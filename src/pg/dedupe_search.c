@@ -1,0 +1,452 @@
+/*
+ * The search of the simhash_dedupe() trigger (see dedupe.c): the near duplicates of a new
+ * row in one relation, through its block indexes (one B-tree probe per block value), the
+ * GIN index of its LSH keys (one bitmap scan), or the whole relation; each candidate
+ * checked (its distance, or its similarity with a threshold), the transaction's snapshot
+ * enforced, and the row the policy prefers kept.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/pg_type_d.h"
+#include "executor/tuptable.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "utils/acl.h"
+#include "utils/datum.h"
+#include "utils/fmgroids.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+
+#include "capi/search_capi.h"
+#include "pg/dedupe.h"
+#include "pg/similarity.h"
+#include "pg/simhash_pg.h"
+
+/* "(id)=(42)" for the key of the row in slot, or NULL when the caller may not read it. */
+static char *
+describe_key(DedupeConfig *c, DedupeTarget *t, TupleTableSlot *slot)
+{
+	StringInfoData buf;
+	Oid			user = GetUserId();
+
+	if (check_enable_rls(c->root, InvalidOid, true) == RLS_ENABLED)
+		return NULL;
+	initStringInfo(&buf);
+	if (c->nkeys == 0)
+	{
+		if (pg_class_aclcheck(c->root, user, ACL_SELECT) != ACLCHECK_OK)
+			return NULL;
+		appendStringInfo(&buf, "(ctid)=((%u,%u))",
+						 ItemPointerGetBlockNumber(&slot->tts_tid),
+						 ItemPointerGetOffsetNumber(&slot->tts_tid));
+		return buf.data;
+	}
+	appendStringInfo(&buf, "(%s)=(", c->key_names);
+	for (int i = 0; i < c->nkeys; i++)
+	{
+		AttrNumber	attno = t->key_attnos[i];
+		bool		isnull;
+		Datum		d;
+		Oid			out;
+		bool		varlena;
+
+		/* Privileges on the table the caller writes to (a partition's own do not count). */
+		if (pg_class_aclcheck(c->root, user, ACL_SELECT) != ACLCHECK_OK &&
+			pg_attribute_aclcheck(c->root, c->root_keys[i], user, ACL_SELECT) != ACLCHECK_OK)
+			return NULL;
+		d = slot_getattr(slot, attno, &isnull);
+		getTypeOutputInfo(TupleDescAttr(slot->tts_tupleDescriptor, attno - 1)->atttypid,
+						  &out, &varlena);
+		appendStringInfo(&buf, "%s%s", i > 0 ? ", " : "",
+						 isnull ? "null" : OidOutputFunctionCall(out, d));
+	}
+	appendStringInfoChar(&buf, ')');
+	return buf.data;
+}
+
+/*
+ * Considers one row of target t within k of the new fingerprint: raises a serialization
+ * failure if the transaction may not see it, else keeps it if the policy prefers it.
+ */
+static void
+consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, int distance,
+		 double similarity, Snapshot xact_snapshot, Found *found)
+{
+	bool		is_original = true;
+	bool		better;
+
+	/*
+	 * As PostgreSQL does for a unique index: under REPEATABLE READ a conflict is reported
+	 * as such (reject: 23505) whatever the snapshot sees, and only under SERIALIZABLE does
+	 * an invisible one make a serialization failure; skip and link act on the row, like
+	 * INSERT ... ON CONFLICT, so they may not use one the snapshot does not see (40001).
+	 */
+	if (xact_snapshot != NULL && (c->policy != POLICY_REJECT || IsolationIsSerializable()))
+	{
+		bool		isnull;
+		TransactionId xmin = DatumGetTransactionId(slot_getsysattr(slot, MinTransactionIdAttributeNumber, &isnull));
+
+		if (!TransactionIdIsCurrentTransactionId(xmin) &&
+			!table_tuple_satisfies_snapshot(rel, slot, xact_snapshot))
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not serialize access due to a concurrent write of a near duplicate into \"%s\"",
+							get_rel_name(c->root)),
+					 c->min_similarity > 0
+					 ? errdetail("A row with a similarity of at least %g was committed after this transaction's snapshot was taken.",
+								 c->min_similarity)
+					 : errdetail("A row within Hamming distance %d was committed after this transaction's snapshot was taken.",
+								 distance),
+					 errhint("The transaction might succeed if retried.")));
+	}
+	if (c->policy == POLICY_LINK)
+	{
+		bool		isnull;
+
+		(void) slot_getattr(slot, t->link_attno, &isnull);
+		is_original = isnull;
+	}
+	/* Originals before rows that are themselves linked, then the nearest (most similar). */
+	better = !found->any ||
+		(is_original && !found->is_original) ||
+		(is_original == found->is_original &&
+		 (c->min_similarity > 0 ? similarity > found->similarity : distance < found->distance));
+	if (!better)
+		return;
+	found->any = true;
+	found->distance = distance;
+	found->similarity = similarity;
+	found->is_original = is_original;
+	if (c->policy == POLICY_LINK)
+	{
+		bool		isnull;
+		Form_pg_attribute att = TupleDescAttr(slot->tts_tupleDescriptor, t->key_attnos[0] - 1);
+
+		found->key = datumCopy(slot_getattr(slot, t->key_attnos[0], &isnull), att->attbyval,
+							   att->attlen);
+	}
+	if (c->policy != POLICY_SKIP)
+		found->key_text = describe_key(c, t, slot);
+}
+
+/* One search of one target for a fingerprint: what every candidate is checked against. */
+typedef struct Search
+{
+	DedupeConfig *c;
+	DedupeTarget *t;
+	Relation	rel;
+	TupleTableSlot *slot;
+	uint64		fp;				/* with a distance */
+	const int64 *lsh;			/* with a threshold: the new row's keys, by band */
+	int			nlsh;
+	Snapshot	xact_snapshot;
+	Oid			old_relid;		/* the row being updated (old_tid NULL on insert) */
+	ItemPointer old_tid;
+	NewText    *new_text;
+	HTAB	   *verified;		/* with a threshold: rows whose similarity is known */
+	Found	   *found;
+} Search;
+
+/*
+ * With a threshold, reject and skip need one similar row, not the most similar: the search
+ * stops at the first. Link stops at an original that no row can beat (similarity 1, or
+ * distance 0): candidates replace it only when strictly nearer.
+ */
+static bool
+search_done(Search *s)
+{
+	const Found *f = s->found;
+
+	if (!f->any)
+		return false;
+	if (s->c->policy == POLICY_LINK)
+		return f->is_original &&
+			(s->c->min_similarity > 0 ? f->similarity >= 1.0 : f->distance == 0);
+	return s->c->min_similarity > 0;
+}
+
+/*
+ * With a similarity threshold, the similarity of the candidate in s->slot to the new row;
+ * false when it is below the threshold (or undefined).
+ */
+static bool
+similar_enough(Search *s, double *similarity)
+{
+	bool		isnull;
+	Datum		d = slot_getattr(s->slot, s->t->text_attno, &isnull);
+	SimhashShingleSet other;
+	text	   *body;
+	bool		defined;
+
+	if (isnull)
+		return false;
+	body = DatumGetTextPP(d);
+	/* A byte-identical text (common: licences, boilerplate) needs no shingling. */
+	if (s->new_text->set.size > 0 &&
+		VARSIZE_ANY_EXHDR(body) == VARSIZE_ANY_EXHDR(s->new_text->body) &&
+		memcmp(VARDATA_ANY(body), VARDATA_ANY(s->new_text->body), VARSIZE_ANY_EXHDR(body)) == 0)
+	{
+		*similarity = 1.0;
+		defined = true;
+	}
+	else
+	{
+		other = simhash_text_shingles(body);
+		defined = simhash_shingle_jaccard(s->new_text->set, other, similarity);
+		pfree((void *) other.data);
+	}
+	if ((Pointer) body != DatumGetPointer(d))
+		pfree(body);
+	return defined && *similarity >= s->c->min_similarity;
+}
+
+/*
+ * Checks a candidate row (in s->slot), at Hamming distance `distance` within k or, with a
+ * threshold, sharing an LSH key: not the row itself, and with a threshold, similar enough.
+ */
+static void
+check_candidate(Search *s, int distance)
+{
+	double		similarity = 0;
+
+	if (s->old_tid != NULL && s->t->relid == s->old_relid &&
+		ItemPointerEquals(&s->slot->tts_tid, s->old_tid))
+		return;
+
+	/*
+	 * link, on UPDATE: only originals. A linked row's chain of links could lead back to the
+	 * row being updated (an original that others link to), and linking to it would close a
+	 * cycle; an original ends every chain. (A new row is in no chain yet.)
+	 */
+	if (s->c->policy == POLICY_LINK && s->old_tid != NULL)
+	{
+		bool		linked_isnull;
+
+		(void) slot_getattr(s->slot, s->t->link_attno, &linked_isnull);
+		if (!linked_isnull)
+			return;
+	}
+	if (s->c->min_similarity > 0)
+	{
+		bool		seen;
+
+		/* A row matches in several blocks: verify it once. */
+		if (s->verified == NULL)
+		{
+			HASHCTL		ctl;
+
+			ctl.keysize = sizeof(ItemPointerData);
+			ctl.entrysize = sizeof(ItemPointerData);
+			ctl.hcxt = CurrentMemoryContext;
+			s->verified = hash_create("simhash_dedupe verified rows", 64, &ctl,
+									  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		}
+		(void) hash_search(s->verified, &s->slot->tts_tid, HASH_ENTER, &seen);
+		if (seen)
+			return;
+		/* link prefers originals: once one is found, rows linked elsewhere cannot win. */
+		if (s->c->policy == POLICY_LINK && s->found->any && s->found->is_original)
+		{
+			bool		linked_isnull;
+
+			(void) slot_getattr(s->slot, s->t->link_attno, &linked_isnull);
+			if (!linked_isnull)
+				return;
+		}
+		if (!similar_enough(s, &similarity))
+			return;
+	}
+	consider(s->c, s->t, s->rel, s->slot, distance, similarity, s->xact_snapshot, s->found);
+}
+
+/* True when the keys array d shares a key with the new row's, band by band. */
+static bool
+shares_lsh_key(Search *s, Datum d)
+{
+	ArrayType  *a = DatumGetArrayTypeP(d);
+	bool		shared = false;
+
+	if (ARR_NDIM(a) == 1 && ARR_ELEMTYPE(a) == INT8OID && !array_contains_nulls(a) &&
+		ARR_DIMS(a)[0] == s->nlsh)
+	{
+		const int64 *keys = (const int64 *) ARR_DATA_PTR(a);
+
+		for (int i = 0; i < s->nlsh && !shared; i++)
+			shared = keys[i] == s->lsh[i];
+	}
+	if ((Pointer) a != DatumGetPointer(d))
+		pfree(a);
+	return shared;
+}
+
+/* Checks the row in s->slot, reading its fingerprint or keys there. */
+static void
+check_slot(Search *s)
+{
+	bool		isnull;
+	Datum		d = slot_getattr(s->slot, s->t->fp_attno, &isnull);
+
+	if (isnull)
+		return;
+	if (s->c->min_similarity > 0)
+	{
+		if (shares_lsh_key(s, d))
+			check_candidate(s, 0);
+	}
+	else
+	{
+		int			distance = simhash_hamming(s->fp, (uint64) DatumGetInt64(d));
+
+		if (distance <= s->c->k)
+			check_candidate(s, distance);
+	}
+}
+
+/*
+ * Probes block index i of the target with every value in probes[0..n). With the
+ * fingerprint in the index, only rows within k are read from the table.
+ */
+static void
+probe_block(Search *s, int i, Snapshot snapshot, const uint32 *probes, size_t n)
+{
+	Relation	ind = index_open(s->t->indexes[i], AccessShareLock);
+	IndexScanDesc scan = index_beginscan(s->rel, ind, snapshot, 1, 0);
+	bool		in_index = s->t->has_fingerprint[i];
+
+	scan->xs_want_itup = in_index;
+	for (size_t p = 0; p < n && !search_done(s); p++)
+	{
+		ScanKeyData key;
+
+		ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum((int32) probes[p]));
+		index_rescan(scan, &key, 1, NULL, 0);
+		if (!in_index)
+		{
+			while (!search_done(s) && index_getnext_slot(scan, ForwardScanDirection, s->slot))
+				check_slot(s);
+			continue;
+		}
+		while (!search_done(s) && index_getnext_tid(scan, ForwardScanDirection) != NULL)
+		{
+			bool		isnull;
+			Datum		d = index_getattr(scan->xs_itup, 2, scan->xs_itupdesc, &isnull);
+
+			int			distance = isnull ? INT_MAX : simhash_hamming(s->fp, (uint64) DatumGetInt64(d));
+
+			/* An MVCC snapshot sees at most one version of a HOT chain. */
+			if (distance <= s->c->k && index_fetch_heap(scan, s->slot))
+				check_candidate(s, distance);
+		}
+	}
+	index_endscan(scan);
+	index_close(ind, NoLock);
+}
+
+/*
+ * The rows sharing an LSH key with the new row, through the GIN index of the target: one
+ * bitmap scan for keys && new keys, then each row fetched as an index scan would (one
+ * visible version of a HOT chain; on a lossy page, every line pointer is tried, and
+ * those that do not start a chain find nothing).
+ */
+static void
+probe_gin(Search *s, Snapshot snapshot, ArrayType *keys)
+{
+	Relation	ind = index_open(s->t->gin_index, AccessShareLock);
+	IndexScanDesc scan = index_beginscan_bitmap(ind, snapshot, 1);
+	TIDBitmap  *tbm = tbm_create((long) work_mem * 1024L, NULL);
+	IndexFetchTableData *fetch;
+	TBMIterator *it;
+	TBMIterateResult *page;
+	ScanKeyData key;
+
+	ScanKeyInit(&key, 1, GIN_OVERLAP_STRATEGY, F_ARRAYOVERLAP, PointerGetDatum(keys));
+	index_rescan(scan, &key, 1, NULL, 0);
+	(void) index_getbitmap(scan, tbm);
+	index_endscan(scan);
+	index_close(ind, NoLock);
+
+	fetch = table_index_fetch_begin(s->rel);
+	it = tbm_begin_iterate(tbm);
+	while (!search_done(s) && (page = tbm_iterate(it)) != NULL)
+	{
+		int			n = page->ntuples >= 0 ? page->ntuples : MaxHeapTuplesPerPage;
+
+		CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < n && !search_done(s); i++)
+		{
+			ItemPointerData tid;
+			bool		call_again = false;
+			bool		all_dead = false;
+
+			ItemPointerSet(&tid, page->blockno,
+						   page->ntuples >= 0 ? page->offsets[i] : (OffsetNumber) (i + 1));
+			if (table_index_fetch_tuple(fetch, &tid, snapshot, s->slot, &call_again, &all_dead))
+				check_slot(s);
+		}
+	}
+	tbm_end_iterate(it);
+	table_index_fetch_end(fetch);
+	tbm_free(tbm);
+}
+
+/*
+ * Looks for near duplicates in target t visible to snapshot: rows within k of fp, or with a
+ * threshold, rows sharing one of the keys lsh[0..nlsh) (also given as the array lsh_array)
+ * and similar enough.
+ */
+void
+search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, const int64 *lsh, int nlsh,
+			  ArrayType *lsh_array, Snapshot snapshot, Snapshot xact_snapshot, Oid old_relid,
+			  ItemPointer old_tid, NewText *new_text, Found *found)
+{
+	Search		s = {c, t, NULL, NULL, fp, lsh, nlsh, xact_snapshot, old_relid, old_tid, new_text,
+		NULL, found};
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+
+	s.rel = table_open(t->relid, AccessShareLock);
+	s.slot = table_slot_create(s.rel, NULL);
+	if (c->min_similarity > 0 && OidIsValid(t->gin_index))
+		probe_gin(&s, snapshot, lsh_array);
+	else if (c->min_similarity > 0 || t->plan.blocks == 0)
+	{
+		TableScanDesc scan = table_beginscan(s.rel, snapshot, 0, NULL);
+		uint64		rows = 0;
+
+		while (!search_done(&s) && table_scan_getnextslot(scan, ForwardScanDirection, s.slot))
+		{
+			if ((++rows & 0xFFFF) == 0)
+				CHECK_FOR_INTERRUPTS();
+			check_slot(&s);
+		}
+		table_endscan(scan);
+	}
+	for (int i = 0; i < t->plan.blocks && !search_done(&s); i++)
+	{
+		int			radius = t->plan.probes.radius[i];
+		uint64		count;
+		size_t		n;
+		uint32	   *probes;
+
+		if (radius < 0)
+			continue;
+		simhash_check_status(simhash_block_probe_count(t->plan.blocks, i, radius, &count,
+											   errbuf, sizeof(errbuf)), errbuf);
+		probes = palloc(sizeof(uint32) * count);
+		simhash_check_status(simhash_block_probes(fp, t->plan.blocks, i, radius, probes, count, &n,
+										  errbuf, sizeof(errbuf)), errbuf);
+		probe_block(&s, i, snapshot, probes, n);
+		pfree(probes);
+	}
+	if (s.verified != NULL)
+		hash_destroy(s.verified);
+	ExecDropSingleTupleTableSlot(s.slot);
+	table_close(s.rel, NoLock);
+}

@@ -1,0 +1,452 @@
+/*
+ * simhash_dedupe() as an INSTEAD OF INSERT trigger on a view (its entry point and
+ * design: dedupe.c; what the files share: dedupe.h).
+ *
+ * Through a view. On a table that Citus distributes, a row trigger fires on the shard a row
+ * goes to and sees only that shard's rows (refuse_citus_distributed()), and the coordinator,
+ * which reaches every shard through the queries Citus plans, fires no row trigger of the
+ * table. So the trigger also works as an INSTEAD OF INSERT trigger on a plain view of the
+ * table (CREATE VIEW docs_in AS SELECT * FROM docs), fired where the view is written, on
+ * the coordinator:
+ *
+ *   CREATE TRIGGER docs_dedupe INSTEAD OF INSERT ON docs_in FOR EACH ROW
+ *       EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+ *
+ * For each row written to the view it computes the keys, takes the same advisory locks as
+ * on a table (on the coordinator, where every writer through the view takes them), finds
+ * the near duplicate the policy acts on with one query (simhash_near through the block
+ * indexes of every shard, or && on the LSH keys and simhash_jaccard), and inserts the row
+ * into the table, with the table's defaults for the columns left NULL. Citus commits the
+ * shards' transactions before the coordinator releases its locks, so the next writer of a
+ * near duplicate finds the row. The queries run with the writer's rights (SELECT and INSERT
+ * on the table) and need READ COMMITTED, whose every query sees what committed before it;
+ * row-level security is refused, since the search would miss the rows it hides. Works on a
+ * plain or partitioned table too (the same answers as the table's own trigger, slower).
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_type_d.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "parser/parsetree.h"
+#include "rewrite/rewriteHandler.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+
+#include "capi/search_capi.h"
+#include "pg/citus.h"
+#include "pg/dedupe.h"
+
+/* The table of a view that selects plain columns of one table; error otherwise. */
+static void
+map_view_columns(DedupeConfig *c, Relation view, Trigger *tg)
+{
+	Query	   *q = get_view_query(view);
+	TupleDesc	desc = RelationGetDescr(view);
+	RangeTblEntry *rte = NULL;
+	ListCell   *lc;
+	int			rtindex = 0;
+
+	if (q->jointree != NULL && list_length(q->jointree->fromlist) == 1 &&
+		IsA(linitial(q->jointree->fromlist), RangeTblRef))
+	{
+		rtindex = ((RangeTblRef *) linitial(q->jointree->fromlist))->rtindex;
+		rte = rt_fetch(rtindex, q->rtable);
+	}
+	if (rte == NULL || rte->rtekind != RTE_RELATION ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_PARTITIONED_TABLE) ||
+		q->jointree->quals != NULL || q->hasAggs || q->hasWindowFuncs || q->hasTargetSRFs ||
+		q->groupClause != NIL || q->distinctClause != NIL || q->setOperations != NULL ||
+		q->limitCount != NULL || q->limitOffset != NULL || q->cteList != NIL ||
+		q->hasSubLinks || q->sortClause != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("simhash_dedupe: view \"%s\" of trigger \"%s\" is not a plain view of one table",
+						RelationGetRelationName(view), tg->tgname),
+				 errhint("Define it as CREATE VIEW %s AS SELECT * FROM <table>.",
+						 quote_identifier(RelationGetRelationName(view)))));
+	c->root = rte->relid;
+	c->to_base = palloc0(sizeof(AttrNumber) * desc->natts);
+	foreach(lc, q->targetList)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *var = (Var *) tle->expr;
+
+		if (!tle->resjunk && IsA(var, Var) && var->varno == rtindex &&
+			var->varlevelsup == 0 && var->varattno > 0)
+			c->to_base[tle->resno - 1] = var->varattno;
+	}
+	for (int i = 0; i < desc->natts; i++)
+		if (!TupleDescAttr(desc, i)->attisdropped && c->to_base[i] == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					 errmsg("simhash_dedupe: column \"%s\" of view \"%s\" is not a column of table \"%s\"",
+							NameStr(TupleDescAttr(desc, i)->attname),
+							RelationGetRelationName(view), get_rel_name(c->root)),
+					 errdetail("Trigger \"%s\" inserts each row written to the view into the table.",
+							   tg->tgname)));
+}
+
+/* Column attno of the view must be the table's column of the same name. */
+static void
+expect_same_column(DedupeConfig *c, Relation view, Relation root, AttrNumber attno)
+{
+	const char *name = NameStr(TupleDescAttr(RelationGetDescr(view), attno - 1)->attname);
+
+	if (strcmp(name, NameStr(TupleDescAttr(RelationGetDescr(root),
+											 c->to_base[attno - 1] - 1)->attname)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("simhash_dedupe: column \"%s\" of view \"%s\" is not the column of that name of table \"%s\"",
+						name, RelationGetRelationName(view), RelationGetRelationName(root))));
+}
+
+/* The key columns that start the row of the view form's query: the primary key, or ctid. */
+static int
+view_key_columns(const DedupeConfig *c)
+{
+	return c->nkeys > 0 ? c->nkeys : 1;
+}
+
+/*
+ * The query that finds the near duplicate the policy acts on: its key columns, whether it
+ * is an original (link), and its distance or similarity; originals first, then the
+ * nearest, then the smallest key. $1 is the new fingerprint, or the new text with the keys
+ * in $2 and the threshold in $3. Every function and operator is schema-qualified.
+ */
+static char *
+view_search_sql(DedupeConfig *c, Relation view, Relation root,
+				Oid nsp)
+{
+	TupleDesc	vdesc = RelationGetDescr(view);
+	const char *ext = quote_identifier(get_namespace_name(nsp));
+	const char *key = quote_identifier(NameStr(TupleDescAttr(vdesc, c->fp_attno - 1)->attname));
+	const char *body = quote_identifier(NameStr(TupleDescAttr(vdesc, c->text_attno - 1)->attname));
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT ");
+	if (c->nkeys == 0)
+		appendStringInfoString(&sql, "t.ctid, ");	/* for the message, as the table trigger */
+	for (int i = 0; i < c->nkeys; i++)
+		appendStringInfo(&sql, "t.%s, ",
+						 quote_identifier(NameStr(TupleDescAttr(RelationGetDescr(root),
+																c->root_keys[i] - 1)->attname)));
+	if (c->policy == POLICY_LINK)
+		appendStringInfo(&sql, "t.%s IS NULL, ",
+						 quote_identifier(NameStr(TupleDescAttr(vdesc, c->link_attno - 1)->attname)));
+	else
+		appendStringInfoString(&sql, "true, ");
+	if (c->min_similarity > 0)
+		appendStringInfo(&sql,
+						 "%s.simhash_jaccard(t.%s, $1) FROM %s t WHERE t.%s OPERATOR(pg_catalog.&&) $2"
+						 " AND %s.simhash_jaccard(t.%s, $1) OPERATOR(pg_catalog.>=) $3 ORDER BY %d DESC, %d DESC",
+						 ext, body, quote_qualified_identifier(get_namespace_name(RelationGetNamespace(root)),
+															   RelationGetRelationName(root)),
+						 key, ext, body, view_key_columns(c) + 1, view_key_columns(c) + 2);
+	else
+		appendStringInfo(&sql,
+						 "%s.hamming(t.%s, $1) FROM %s t WHERE %s.simhash_near(t.%s, $1, %d) ORDER BY %d DESC, %d",
+						 ext, key, quote_qualified_identifier(get_namespace_name(RelationGetNamespace(root)),
+															  RelationGetRelationName(root)),
+						 ext, key, c->k, view_key_columns(c) + 1, view_key_columns(c) + 2);
+	for (int i = 0; i < c->nkeys; i++)
+		appendStringInfo(&sql, ", %d", i + 1);
+	appendStringInfoString(&sql, " LIMIT 1");
+	return sql.data;
+}
+
+/* Parses the arguments of the trigger on a view and finds its table; once per statement. */
+static DedupeConfig *
+make_view_config(FunctionCallInfo fcinfo, TriggerData *td)
+{
+	Trigger    *tg = td->tg_trigger;
+	Relation	view = td->tg_relation;
+	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	DedupeConfig *c = palloc0(sizeof(DedupeConfig));
+	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
+	Relation	root;
+
+	check_argument_count(tg);
+	c->via_view = true;
+	c->tgoid = tg->tgoid;
+	c->relid = RelationGetRelid(view);
+	map_view_columns(c, view, tg);
+	parse_text_column(c, view, tg);
+	parse_limit(c, tg);
+	parse_key_column(c, view, tg, nsp);
+	parse_policy(c, tg);
+
+	root = relation_open(c->root, AccessShareLock);
+	if (simhash_citus_is_distributed(c->root) && !simhash_citus_is_coordinator())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("simhash_dedupe: trigger \"%s\" runs on a Citus worker; write to view \"%s\" on the coordinator",
+						tg->tgname, RelationGetRelationName(view)),
+				 errdetail("Writers serialize on locks taken on the coordinator.")));
+	if (check_enable_rls(c->root, InvalidOid, true) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("simhash_dedupe: table \"%s\" has row-level security, so trigger \"%s\" on view \"%s\" would miss the rows it hides",
+						RelationGetRelationName(root), tg->tgname, RelationGetRelationName(view)),
+				 errhint("Use the trigger on the table itself, which sees every row.")));
+	expect_same_column(c, view, root, c->text_attno);
+	expect_same_column(c, view, root, c->fp_attno);
+	if (TupleDescAttr(RelationGetDescr(root), c->to_base[c->fp_attno - 1] - 1)->attgenerated)
+	{
+		DedupeConfig on_table = *c;
+
+		on_table.text_attno = c->to_base[c->text_attno - 1];
+		on_table.fp_attno = c->to_base[c->fp_attno - 1];
+		check_generated_fp(root, &on_table, nsp, tg);
+	}
+	find_keys(c, view, root, tg);
+	if (c->policy == POLICY_LINK)
+		expect_same_column(c, view, root, c->link_attno);
+	check_layout(c, nsp, root, tg);
+	c->search_sql = view_search_sql(c, view, root, nsp);
+	relation_close(root, NoLock);
+	MemoryContextSwitchTo(old);
+	return c;
+}
+
+/* Runs the search query (an SPI connection is open); the near duplicate into *found. */
+static void
+view_search(DedupeConfig *c, RowWork *w, MemoryContext upper, Found *found)
+{
+	Oid			types[3] = {INT8OID, INT8ARRAYOID, FLOAT8OID};
+	Datum		values[3] = {Int64GetDatum((int64) w->fp), PointerGetDatum(w->lsh_array),
+	Float8GetDatum(c->min_similarity)};
+	int			nargs = 1;
+	TupleDesc	desc;
+	HeapTuple	row;
+	bool		isnull;
+	MemoryContext spi;
+
+	if (c->min_similarity > 0)
+	{
+		types[0] = TEXTOID;
+		values[0] = PointerGetDatum(w->new_text.body);
+		nargs = 3;
+	}
+	if (SPI_execute_with_args(c->search_sql, nargs, types, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "simhash_dedupe: search failed");
+	if (SPI_processed == 0)
+		return;
+	desc = SPI_tuptable->tupdesc;
+	row = SPI_tuptable->vals[0];
+	found->any = true;
+	found->is_original = DatumGetBool(SPI_getbinval(row, desc, view_key_columns(c) + 1, &isnull));
+	if (c->min_similarity > 0)
+		found->similarity = DatumGetFloat8(SPI_getbinval(row, desc, view_key_columns(c) + 2, &isnull));
+	else
+		found->distance = DatumGetInt32(SPI_getbinval(row, desc, view_key_columns(c) + 2, &isnull));
+	spi = MemoryContextSwitchTo(upper);
+	if (c->policy == POLICY_LINK)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, 0);
+
+		found->key = datumCopy(SPI_getbinval(row, desc, 1, &isnull), att->attbyval, att->attlen);
+	}
+	if (c->policy == POLICY_REJECT && c->nkeys == 0)
+		found->key_text = psprintf("(ctid)=(%s)", SPI_getvalue(row, desc, 1));
+	else if (c->policy == POLICY_REJECT)
+	{
+		StringInfoData buf;
+
+		initStringInfo(&buf);
+		appendStringInfo(&buf, "(%s)=(", c->key_names);
+		for (int i = 0; i < c->nkeys; i++)
+		{
+			char	   *v = SPI_getvalue(row, desc, i + 1);
+
+			appendStringInfo(&buf, "%s%s", i > 0 ? ", " : "", v ? v : "null");
+		}
+		appendStringInfoChar(&buf, ')');
+		found->key_text = buf.data;
+	}
+	MemoryContextSwitchTo(spi);
+}
+
+/*
+ * Inserts row (of the view) into the table: every column the table does not generate, its
+ * default for those left NULL that have one. Returns the row as inserted, in the view's
+ * format, allocated in upper.
+ */
+static HeapTuple
+view_insert(DedupeConfig *c, Relation view, Relation root, HeapTuple row, MemoryContext upper)
+{
+	TupleDesc	vdesc = RelationGetDescr(view);
+	TupleDesc	bdesc = RelationGetDescr(root);
+	StringInfoData cols,
+				vals,
+				ret,
+				sql;
+	Oid		   *types = palloc(sizeof(Oid) * vdesc->natts);
+	Datum	   *values = palloc(sizeof(Datum) * vdesc->natts);
+	char	   *nulls = palloc(vdesc->natts);
+	Datum	   *out = palloc(sizeof(Datum) * vdesc->natts);
+	bool	   *out_nulls = palloc0(sizeof(bool) * vdesc->natts);
+	int			n = 0;
+	int			r = 0;
+	HeapTuple	inserted;
+	MemoryContext spi;
+
+	initStringInfo(&cols);
+	initStringInfo(&vals);
+	initStringInfo(&ret);
+	for (int i = 0; i < vdesc->natts; i++)
+	{
+		Form_pg_attribute va = TupleDescAttr(vdesc, i);
+		Form_pg_attribute ba;
+		const char *name;
+		bool		isnull;
+		Datum		d;
+
+		if (va->attisdropped)
+			continue;
+		ba = TupleDescAttr(bdesc, c->to_base[i] - 1);
+		name = quote_identifier(NameStr(ba->attname));
+		appendStringInfo(&ret, "%s%s", r > 0 ? ", " : "", name);
+		r++;
+		if (ba->attgenerated)
+			continue;
+		d = heap_getattr(row, i + 1, vdesc, &isnull);
+		appendStringInfo(&cols, "%s%s", cols.len > 0 ? ", " : "", name);
+		if (isnull && (ba->atthasdef || ba->attidentity))
+		{
+			appendStringInfo(&vals, "%sDEFAULT", vals.len > 0 ? ", " : "");
+			continue;
+		}
+		types[n] = va->atttypid;
+		values[n] = d;
+		nulls[n] = isnull ? 'n' : ' ';
+		n++;
+		appendStringInfo(&vals, "%s$%d", vals.len > 0 ? ", " : "", n);
+	}
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s ",
+					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(root)),
+												RelationGetRelationName(root)));
+	if (cols.len > 0)
+		appendStringInfo(&sql, "(%s) VALUES (%s)", cols.data, vals.data);
+	else
+		appendStringInfoString(&sql, "DEFAULT VALUES");
+	appendStringInfo(&sql, " RETURNING %s", ret.data);
+	if (SPI_execute_with_args(sql.data, n, types, values, nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
+		SPI_processed != 1)
+		elog(ERROR, "simhash_dedupe: insert into \"%s\" failed", RelationGetRelationName(root));
+	inserted = SPI_copytuple(SPI_tuptable->vals[0]);
+	spi = MemoryContextSwitchTo(upper);
+	r = 0;
+	for (int i = 0; i < vdesc->natts; i++)
+	{
+		if (TupleDescAttr(vdesc, i)->attisdropped)
+			out_nulls[i] = true;
+		else
+		{
+			/* (heap_getattr is a macro before PostgreSQL 15: no side effects in its arguments) */
+			r++;
+			out[i] = heap_getattr(inserted, r, SPI_tuptable->tupdesc, &out_nulls[i]);
+		}
+	}
+	inserted = heap_form_tuple(vdesc, out, out_nulls);
+	MemoryContextSwitchTo(spi);
+	return inserted;
+}
+
+/* The keys of a row written to the view; a key column the table generates is recomputed. */
+static void
+view_row_keys(DedupeConfig *c, Relation root, HeapTuple tuple, TupleDesc desc, RowWork *w)
+{
+	bool		generated = TupleDescAttr(RelationGetDescr(root),
+										  c->to_base[c->fp_attno - 1] - 1)->attgenerated;
+	bool		fp_null;
+	Datum		fp = heap_getattr(tuple, c->fp_attno, desc, &fp_null);
+
+	if (c->min_similarity > 0 || fp_null || generated)
+	{
+		/* As for a new row of the table: the keys from the text. */
+		HeapTuple	cleared = tuple;
+
+		if (!fp_null)
+		{
+			int			col = c->fp_attno;
+			Datum		none = (Datum) 0;
+			bool		isnull = true;
+
+			cleared = heap_modify_tuple_by_cols(tuple, desc, 1, &col, &none, &isnull);
+		}
+		row_keys(c, cleared, NULL, desc, w);
+		return;
+	}
+	w->new_text.body = row_text(tuple, desc, c->text_attno);
+	w->fp = (uint64) DatumGetInt64(fp);
+	w->search = true;
+}
+
+/* simhash_dedupe() as an INSTEAD OF INSERT trigger on a view: see "Through a view". */
+Datum
+dedupe_through_view(FunctionCallInfo fcinfo, TriggerData *td)
+{
+	Relation	view = td->tg_relation;
+	DedupeConfig *c = (DedupeConfig *) fcinfo->flinfo->fn_extra;
+	MemoryContext upper = CurrentMemoryContext;
+	HeapTuple	tuple = td->tg_trigtuple;
+	RowWork		w = {0};
+	Found		found = {0};
+	Relation	root;
+
+	if (!TRIGGER_FIRED_INSTEAD(td->tg_event) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
+		!TRIGGER_FIRED_BY_INSERT(td->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("simhash_dedupe: trigger \"%s\" on a view must be INSTEAD OF INSERT ... FOR EACH ROW",
+						td->tg_trigger->tgname)));
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("simhash_dedupe: trigger \"%s\" on view \"%s\" needs READ COMMITTED",
+						td->tg_trigger->tgname, RelationGetRelationName(view)),
+				 errdetail("Its search must see the rows that committed while it waited for its locks.")));
+	if (c == NULL || c->tgoid != td->tg_trigger->tgoid || c->relid != RelationGetRelid(view))
+		fcinfo->flinfo->fn_extra = c = make_view_config(fcinfo, td);
+
+	root = table_open(c->root, RowExclusiveLock);
+	view_row_keys(c, root, tuple, RelationGetDescr(view), &w);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "simhash_dedupe: SPI_connect failed");
+	if (w.search)
+	{
+		uint32		lock_keys[SIMHASH_MAX_LOCK_KEYS];
+
+		serialize_writers(c, lock_keys, row_lock_keys(c, w.fp, w.lsh, w.nlsh, lock_keys));
+		view_search(c, &w, upper, &found);
+	}
+	if (found.any && c->policy == POLICY_REJECT)
+		reject(c, root, td->tg_trigger, &found);
+	if (found.any && c->policy == POLICY_SKIP)
+	{
+		SPI_finish();
+		table_close(root, NoLock);
+		return PointerGetDatum(NULL);
+	}
+	if (c->policy == POLICY_LINK)
+		set_column(&w, c->link_attno, found.any ? found.key : (Datum) 0, !found.any);
+	if (w.ncols > 0)
+		tuple = heap_modify_tuple_by_cols(tuple, RelationGetDescr(view), w.ncols, w.cols,
+										  w.values, w.nulls);
+	tuple = view_insert(c, view, root, tuple, upper);
+	SPI_finish();
+	table_close(root, NoLock);
+	return PointerGetDatum(tuple);
+}
