@@ -6,8 +6,9 @@
 #
 # Usage: scripts/reliability.sh [--calls N] [--timeout MS] [--tap-rows N] [--fuzz MODE]
 #                               [--load-seconds S] [--valgrind-supp FILE | --no-valgrind]
-#   --calls N     calls of each function in the leak runs (default 200000; a warm-up of
-#                 N / 10 first, whose growth is not counted)
+#   --calls N     calls of each function in the leak runs (default 1000000; N / 10 for the
+#                 functions that run queries, N / 100 for the verified all-pairs functions,
+#                 N / 1000 cancelled calls; each after a warm-up of a tenth, not counted)
 #   --timeout MS  statement_timeout of the cancellation runs (default 100)
 #   --tap-rows N  size of the TAP tests (default 500000: rows of the COPY killed half-way)
 #   --fuzz MODE   the fuzzers' size: long (default: scripts/fuzz.sh --long, at least 10
@@ -18,10 +19,12 @@
 #   --valgrind-supp FILE  PostgreSQL's src/tools/valgrind.supp for the valgrind run;
 #   --no-valgrind         or no valgrind run (it takes about 20 minutes)
 #
-# Leaks: the backend's resident memory (VmRSS) after the warm-up and after N more calls,
-# (after - before) / N bytes a call, less the same figure for the harness alone (a loop
-# whose every call runs in a PL/pgSQL exception block, so that error paths can be called). Cancellation: the time from the statement's start to its error (57014), and then
-# the temporary files, locks and layout rows left (all must be 0). Crash: scripts/tap.sh
+# Leaks: every SQL function the extension documents, in groups that share code paths, and
+# error paths (bad options, a rejected insert, cancelled calls): the backend's private memory
+# (RssAnon) after the warm-up and after N more calls, (after - before) / N bytes a call, less
+# the same figure for the harness alone (a loop whose every call runs in a PL/pgSQL
+# exception block, so that error paths can be called). Cancellation: the time from the
+# statement's start to its error (57014), and then the temporary files, locks and layout rows left (all must be 0). Crash: scripts/tap.sh
 # --rows N; its figures (rows committed before the kill, recovery time, amcheck, near pairs)
 # become rows of the table, and the script fails when a TAP test does. Fuzzing: the
 # executions of the libFuzzer targets (under ASan and UBSan) and the statements of the SQL
@@ -36,7 +39,7 @@ source scripts/lib.sh
 # shellcheck source=scripts/pgcluster.sh
 source scripts/pgcluster.sh
 
-calls=200000
+calls=1000000
 timeout_ms=100
 tap_rows=500000
 fuzz=long
@@ -70,14 +73,43 @@ psql -c 'CREATE EXTENSION simhash' >/dev/null
 
 printf '\n| check | what | figure |\n|---|---|---|\n'
 
-# leak NAME STATEMENT : one session runs STATEMENT (a PL/pgSQL statement using loop
-# variable i) N / 10 times, then N times, and reports the VmRSS growth of the second run.
+# Tables the leak runs use: documents with block indexes and LSH keys, a small table for
+# the all-pairs functions, a document-frequency table, and tables with the dedupe trigger.
+psql >/dev/null <<'SQL'
+SET client_min_messages = warning;
+CREATE TABLE lk_docs (id bigint PRIMARY KEY, body text, fp bigint, lsh bigint[]);
+INSERT INTO lk_docs
+SELECT i, 'Permission is hereby granted, free of charge, to any person obtaining a copy '
+          || (i % 50) || ' of this software and associated documentation files ' || (i % 7), NULL, NULL
+FROM generate_series(1, 2000) i;
+UPDATE lk_docs SET fp = simhash(body), lsh = simhash_lsh(body);
+SELECT count(*) FROM simhash_create_index('lk_docs', 'fp', 3);
+CREATE INDEX ON lk_docs USING gin (lsh);
+CREATE TABLE lk_small AS SELECT id, fp, body FROM lk_docs WHERE id <= 30;
+CREATE TABLE lk_df AS SELECT * FROM simhash_df('SELECT body FROM lk_docs WHERE id <= 3');
+CREATE TABLE lk_reject (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text, fp bigint);
+CREATE TRIGGER lk_reject BEFORE INSERT ON lk_reject FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+SELECT count(*) FROM simhash_create_index('lk_reject', 'fp', 3);
+INSERT INTO lk_reject (body) VALUES ('The quick brown fox jumps over the lazy dog and runs away');
+CREATE TABLE lk_skip (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text, lsh bigint[]);
+CREATE INDEX ON lk_skip USING gin (lsh) WITH (fastupdate = off);
+CREATE TRIGGER lk_skip BEFORE INSERT ON lk_skip FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.8', 'skip');
+INSERT INTO lk_skip (body) VALUES ('The quick brown fox jumps over the lazy dog and runs away');
+ANALYZE;
+SQL
+
+# leak NAME STATEMENT [CALLS] : one session runs STATEMENT (a PL/pgSQL statement using loop
+# variable i, each call in an exception block) CALLS / 10 times, then CALLS times (default
+# --calls), and reports the growth of the backend's private memory (RssAnon: what palloc
+# and malloc hold; shared buffers the calls touch are not counted) in bytes a call.
 leak() {
-    local name=$1 stmt=$2 out
-    out=$(psql -At -v calls="${calls}" -v stmt="${stmt}" <<'SQL'
+    local name=$1 stmt=$2 n=${3:-${calls}} out
+    out=$(psql -At -v calls="${n}" -v stmt="${stmt}" <<'SQL'
 CREATE TEMP TABLE rss (stage text, kb bigint);
 CREATE FUNCTION pg_temp.rss_kb() RETURNS bigint LANGUAGE sql AS
-$$ SELECT (regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'VmRSS:\s+(\d+)'))[1]::bigint $$;
+$$ SELECT (regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'RssAnon:\s+(\d+)'))[1]::bigint $$;
 SELECT format($f$CREATE FUNCTION pg_temp.run(n integer) RETURNS void LANGUAGE plpgsql AS $b$
 DECLARE x bigint; t text;
 BEGIN
@@ -85,7 +117,7 @@ BEGIN
         BEGIN %s; EXCEPTION WHEN OTHERS THEN NULL; END;
     END LOOP;
 END $b$$f$, :'stmt') \gexec
-SELECT pg_temp.run(:calls / 10);
+SELECT pg_temp.run(greatest(:calls / 10, 1));
 INSERT INTO rss SELECT 'before', pg_temp.rss_kb();
 SELECT pg_temp.run(:calls);
 INSERT INTO rss SELECT 'after', pg_temp.rss_kb();
@@ -95,25 +127,76 @@ SQL
     LEAK=${out##*$'\n'}
 }
 
-# The harness alone (a loop of subtransactions) grows too: its figure is subtracted.
+# The harness alone (a loop of subtransactions) grows too: its figure is subtracted. The
+# calls that must not keep what they did (temporary tables, rows) end with RAISE, and are
+# compared with the harness that raises too.
 leak_net() {
-    local name=$1
-    leak "$@"
+    local name=$1 stmt=$2 n=${3:-${calls}} base=${BASE}
+    [[ ${stmt} == *'RAISE EXCEPTION'* ]] && base=${BASE_RAISE}
+    leak "${name}" "${stmt}" "${n}"
     printf '| leak | %s | %s bytes a call (%s measured, %s for the harness alone), over %s calls |\n' \
-        "${name}" "$(awk -v a="${LEAK}" -v b="${BASE}" 'BEGIN { printf "%.2f", a - b }')" "${LEAK}" "${BASE}" "${calls}"
+        "${name}" "$(awk -v a="${LEAK}" -v b="${base}" 'BEGIN { printf "%.2f", a - b }')" "${LEAK}" "${base}" "${n}"
 }
 leak 'harness' 'x := i'
 BASE=${LEAK}
+leak 'harness, raising' "x := i; RAISE EXCEPTION 'undo'"
+BASE_RAISE=${LEAK}
+few=$(( calls / 10 > 0 ? calls / 10 : 1 ))
+fewer=$(( calls / 100 > 0 ? calls / 100 : 1 ))
 
+# Every SQL function the extension documents (simhash_create_index, simhash_drop_index and
+# the simhash_layouts functions are DDL or catalog writes, run a few times by the tests,
+# not in a loop), in groups of functions that share their code paths.
 leak_net 'simhash(text)' "x := simhash('The quick brown fox ' || i || ' jumps over the lazy dog')"
 leak_net "simhash(text, 'char', 5, 'binary')" "x := simhash('自由软件基金会 ' || i, 'char', 5, 'binary')"
 leak_net 'simhash(tsvector)' "x := simhash(to_tsvector('english', 'The quick brown fox ' || i))"
-leak_net 'simhash(text[], weights)' "x := simhash(ARRAY['a' || i, 'b'], ARRAY[1.5, 2])"
-leak_net 'simhash_jaccard' "x := (simhash_jaccard('Permission is hereby granted ' || i, 'permission is hereby granted') * 1000)::bigint"
-leak_net 'simhash_lsh' "x := cardinality(simhash_lsh('Permission is hereby granted, free of charge ' || i))"
+leak_net 'simhash(text[]), simhash(text[], weights)' "x := simhash(ARRAY['a' || i, 'b', 'c']) # simhash(ARRAY['a' || i, 'b'], ARRAY[1.5, 2])"
+leak_net 'simhash_features' "x := (SELECT count(*) FROM simhash_features('the cat and the hat ' || i, 'word', 1))"
+leak_net 'simhash_tfidf' "x := simhash_tfidf('permission is hereby granted ' || i, 'lk_df')" "${few}"
+leak_net 'simhash_df' "x := (SELECT count(*) FROM simhash_df('SELECT body FROM lk_small WHERE id <= 3'))" "${few}"
+leak_net 'hamming, simhash_similarity, simhash_near, simhash_within' "x := hamming(i, -i) + (simhash_similarity(i, -i) * 64)::bigint + simhash_near(i, -i, 3)::int + simhash_within(i, -i, 3)::int"
 leak_net 'simhash_to_hex / _from_hex' "x := simhash_from_hex(simhash_to_hex(i))"
+leak_net 'simhash_to_numeric / _from_numeric' "x := simhash_from_numeric(simhash_to_numeric(-i))"
+leak_net 'simhash_block, simhash_block_probes, simhash_layout_blocks' "x := simhash_block(i, 4, 1) + cardinality(simhash_block_probes(i, 4, 1, 1)) + simhash_layout_blocks(3, i)"
+leak_net 'simhash_jaccard, simhash_containment (texts)' "x := ((simhash_jaccard('Permission is hereby granted ' || i, 'permission is hereby granted') + simhash_containment('a b c ' || i, 'a b c d')) * 1000)::bigint"
+leak_net 'simhash_shingles, simhash_jaccard, simhash_containment (sets)' "x := ((simhash_jaccard(simhash_shingles('Permission is hereby granted ' || i), simhash_shingles('permission is hereby granted')) + simhash_containment(simhash_shingles('a b c ' || i), simhash_shingles('a b c d'))) * 1000)::bigint"
+leak_net 'simhash_lsh (text, set)' "x := cardinality(simhash_lsh('Permission is hereby granted, free of charge ' || i)) + cardinality(simhash_lsh(simhash_shingles('abc ' || i)))"
+leak_net 'simhash_shingle_digest, simhash_shingle_summary' "x := simhash_shingle_digest('text ' || i) # cardinality((simhash_shingle_summary('text ' || i)).keys)"
+leak_net 'simhash_similar_recipes' "x := (SELECT count(*) FROM simhash_similar_recipes(0.5 + (i % 50) / 100.0))"
+leak_net 'simhash_near through the block indexes' "x := (SELECT count(*) FROM lk_docs WHERE simhash_near(fp, i, 3))" "${few}"
+leak_net 'simhash_nearest' "x := (SELECT count(*) FROM simhash_nearest(NULL::lk_docs, 'fp', i, 3))" "${few}"
+leak_net 'simhash_search_plan, simhash_skew' "x := (SELECT count(*) FROM simhash_search_plan('lk_docs', 'fp', 1 + i % 3)) + (SELECT count(*) FROM simhash_skew('lk_docs', 'fp', 1))" "${few}"
+leak_net 'simhash_similar_nearest' "x := (SELECT count(*) FROM simhash_similar_nearest(NULL::lk_docs, 'body', 'lsh', 'Permission is hereby granted, free of charge, to any person obtaining a copy ' || (i % 50), 3))" "${few}"
+leak_net 'simhash_pairs, simhash_clusters' "x := (SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM lk_small', 3)) + (SELECT count(*) FROM simhash_clusters('SELECT id, fp FROM lk_small', 3))" "${few}"
+leak_net 'simhash_similar_pairs, simhash_similar_clusters' "x := (SELECT count(*) FROM simhash_similar_pairs('SELECT id, body FROM lk_small', 0.8)) + (SELECT count(*) FROM simhash_similar_clusters('SELECT id, body FROM lk_small', 0.8)); RAISE EXCEPTION 'undo'" "${fewer}"
+leak_net 'simhash_dedupe trigger, skip (threshold)' "INSERT INTO lk_skip (body) VALUES ('The quick brown fox jumps over the lazy dog and runs away ' || (i % 2)); RAISE EXCEPTION 'undo'" "${few}"
+leak_net 'error: simhash_dedupe trigger, reject (23505)' "INSERT INTO lk_reject (body) VALUES ('The quick brown fox jumps over the lazy dog and runs away')" "${few}"
 leak_net 'error: bad tokenizer (22023)' "x := simhash('text ' || i, 'nonsense')"
 leak_net 'error: bad hex (22P02)' "x := simhash_from_hex('zz' || i)"
+leak_net 'error: k out of range (22023)' "x := simhash_near(i, -i, 65)::int"
+leak_net 'error: repeated id in simhash_pairs (21000)' "x := (SELECT count(*) FROM simhash_pairs('SELECT 1::bigint, ' || i || '::bigint UNION ALL SELECT 1, 2', 3))" "${few}"
+
+# Cancelled calls: one session runs a statement that statement_timeout (20 ms) cancels,
+# CALLS / 1000 times after a warm-up, and reports its private memory's growth a call and
+# how many of the calls the timeout did cancel.
+cancelled_leak() {
+    local name=$1 stmt=$2 n=$(( calls / 1000 > 0 ? calls / 1000 : 1 )) out j
+    out=$( {
+        echo "CREATE FUNCTION pg_temp.rss_kb() RETURNS bigint LANGUAGE sql AS \$\$ SELECT (regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'RssAnon:\\s+(\\d+)'))[1]::bigint \$\$;"
+        echo "SET statement_timeout = '20ms';"
+        for ((j = 0; j < n / 10 + 1; j++)); do echo "${stmt};"; done
+        echo "SELECT 'before', pg_temp.rss_kb();"
+        for ((j = 0; j < n; j++)); do echo "${stmt};"; done
+        echo "SELECT 'after', pg_temp.rss_kb();"
+    } | command psql -X -q -At -F ' ' 2>&1)
+    local cancelled growth
+    cancelled=$(grep -c 'canceling statement due to statement timeout' <<<"${out}" || true)
+    growth=$(awk -v n="${n}" '$1 == "before" || $1 == "after" { v[$1] = $2 } END { printf "%.2f", (v["after"] - v["before"]) * 1024 / n }' <<<"${out}")
+    printf '| leak | %s | %s bytes a call, over %s calls (%s of %s cancelled in all) |\n' \
+        "${name}" "${growth}" "${n}" "${cancelled}" "$((n + n / 10 + 1))"
+}
+cancelled_leak 'cancelled: simhash_pairs of 2M rows, statement_timeout 20 ms' \
+    "SELECT count(*) FROM simhash_pairs('SELECT i, (hashint8(i)::bigint << 32) | (hashint8(-i)::bigint & 4294967295) FROM generate_series(1, 2000000) i', 8)"
 
 # cancel NAME SETUP STATEMENT : STATEMENT under statement_timeout; the time to its error,
 # then what is left behind.
