@@ -433,4 +433,42 @@ UPDATE sim_bad SET lsh = (SELECT lsh FROM sim_bad WHERE id = 1) WHERE id = 4;
 SELECT id, body IS NULL AS no_text, lsh FROM sim_bad WHERE id > 1 ORDER BY id;
 DROP TABLE sim_bad, sim_kept, sim_offered;
 
+-- a char(n) text column: a key column generated as simhash(body) or simhash_lsh(body) is
+-- what the trigger computes (PostgreSQL casts the column to text for the call)
+CREATE TABLE chars (id integer PRIMARY KEY, body char(200),
+                    fp bigint GENERATED ALWAYS AS (simhash(body)) STORED,
+                    lsh bigint[] GENERATED ALWAYS AS (simhash_lsh(body)) STORED);
+CREATE INDEX ON chars USING gin (lsh) WITH (fastupdate = off);
+CREATE TRIGGER dedupe BEFORE INSERT OR UPDATE OF body ON chars FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+INSERT INTO chars (id, body) SELECT 1, body FROM texts WHERE name = 'gpl';
+INSERT INTO chars (id, body) SELECT 2, body FROM texts WHERE name = 'gpl-case';
+DROP TRIGGER dedupe ON chars;
+CREATE TRIGGER dedupe BEFORE INSERT OR UPDATE OF body ON chars FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.8', 'reject');
+INSERT INTO chars (id, body) SELECT 2, body FROM texts WHERE name = 'gpl-case';
+INSERT INTO chars (id, body) SELECT 3, body FROM texts WHERE name = 'bsd';
+SELECT id, fp = simhash(body) AS fp_is_simhash, lsh = simhash_lsh(body) AS lsh_is_simhash_lsh
+FROM chars ORDER BY id;
+DROP TABLE chars;
+
+-- link: the key is stored as it is, so a link column must take every key: the key's type
+-- with its modifier or none (varchar(3) would hold 15 characters, numeric(10,2) 3 decimals)
+CREATE TABLE narrow (k varchar(40) PRIMARY KEY, body text, fp bigint, dup_of varchar(3));
+CREATE TRIGGER dedupe BEFORE INSERT ON narrow FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'link', 'dup_of');
+INSERT INTO narrow (k, body) SELECT 'a-long-key-0001', body FROM texts WHERE name = 'mit';
+ALTER TABLE narrow ALTER COLUMN dup_of TYPE varchar(40);
+INSERT INTO narrow (k, body) SELECT 'a-long-key-0001', body FROM texts WHERE name = 'mit';
+INSERT INTO narrow (k, body) SELECT 'b', body FROM texts WHERE name = 'mit-case';
+ALTER TABLE narrow ALTER COLUMN dup_of TYPE varchar;
+INSERT INTO narrow (k, body) SELECT 'c', body FROM texts WHERE name = 'mit-punct';
+SELECT k, dup_of FROM narrow ORDER BY k;
+DROP TABLE narrow;
+CREATE TABLE narrow (k numeric PRIMARY KEY, body text, fp bigint, dup_of numeric(10, 2));
+CREATE TRIGGER dedupe BEFORE INSERT ON narrow FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'link', 'dup_of');
+INSERT INTO narrow (k, body) SELECT 1.555, body FROM texts WHERE name = 'mit';
+DROP TABLE narrow;
+
 DROP TABLE docs, texts;

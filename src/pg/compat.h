@@ -24,6 +24,14 @@
 #error "simhash needs PostgreSQL 13 or later"
 #endif
 
+/*
+ * PostgreSQL 14 named the fmgroids.h macros after the functions' SQL names and arguments:
+ * text(bpchar), the cast of char(n) to text, was F_RTRIM1 (after its C function) before.
+ */
+#if PG_VERSION_NUM < 140000
+#define F_TEXT_BPCHAR F_RTRIM1
+#endif
+
 /* PostgreSQL 16 moved the varlena macros (VARDATA_ANY, VARSIZE_ANY_EXHDR) to varatt.h. */
 #if PG_VERSION_NUM >= 160000
 #include "varatt.h"

@@ -25,6 +25,7 @@
 #include "lib/stringinfo.h"
 #include "rewrite/rewriteHandler.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -184,8 +185,16 @@ check_generated_fp(Relation rel, DedupeConfig *c, Oid nsp, Trigger *tg)
 	{
 		Node	   *arg = linitial(((FuncExpr *) expr)->args);
 
+		/*
+		 * The text column as the function's argument: varchar is relabelled to text, char(n)
+		 * cast by text(bpchar), which drops the trailing blanks that simhash() and
+		 * simhash_lsh() ignore anyway, so the trigger's value of the raw column is the same.
+		 */
 		if (IsA(arg, RelabelType))
 			arg = (Node *) ((RelabelType *) arg)->arg;
+		else if (IsA(arg, FuncExpr) && ((FuncExpr *) arg)->funcid == F_TEXT_BPCHAR &&
+				 list_length(((FuncExpr *) arg)->args) == 1)
+			arg = linitial(((FuncExpr *) arg)->args);
 		ok = IsA(arg, Var) && ((Var *) arg)->varattno == c->text_attno;
 	}
 	if (!ok)
@@ -344,6 +353,26 @@ find_keys(DedupeConfig *c, Relation rel, Relation root, Trigger *tg)
 						RelationGetRelationName(root))));
 	expect_type(rel, c->link_attno,
 				TupleDescAttr(RelationGetDescr(root), c->root_keys[0] - 1)->atttypid, "link");
+
+	/*
+	 * The trigger stores the key as it is, and PostgreSQL applies no type modifier to a
+	 * value a BEFORE trigger sets: a link column of another modifier than the key's
+	 * (varchar(3) for a varchar(40) key, numeric(10,2) for numeric) could hold values its
+	 * type does not allow. Without a modifier, or with the key's, every key fits.
+	 */
+	{
+		int32		link_typmod = TupleDescAttr(RelationGetDescr(rel), c->link_attno - 1)->atttypmod;
+		Form_pg_attribute key = TupleDescAttr(RelationGetDescr(root), c->root_keys[0] - 1);
+
+		if (link_typmod >= 0 && link_typmod != key->atttypmod)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("simhash_dedupe: link column \"%s\" of table \"%s\" is of type %s, not %s",
+							tg->tgargs[4], RelationGetRelationName(rel),
+							format_type_with_typemod(key->atttypid, link_typmod),
+							format_type_with_typemod(key->atttypid, key->atttypmod)),
+					 errdetail("The trigger writes keys of the primary key's type into the link column unchanged.")));
+	}
 }
 
 /* With a distance: refuses a k larger than the layout recorded for root.col serves. */
