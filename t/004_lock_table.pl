@@ -96,5 +96,42 @@ WHERE a.application_name = 'bulk' AND l.locktype = 'advisory' AND l.objsubid = 2
     is(scalar_sql($node, "SELECT count(*) FROM $table"), 3001, "$table: all 3,001 rows are there");
 }
 
+# Many tables in one transaction: the budget is the transaction's, not each table's. 20
+# tables (more than the 16 whose counts the trigger keeps apart), 150 rows each, written
+# round-robin: each table alone stays far below its first try for the table lock, so
+# counted per table none would take it, and 12,000 lock keys would fill the lock table.
+$node->safe_psql(
+    'postgres', q{
+SET client_min_messages = warning;
+DO $$
+BEGIN
+    FOR i IN 1..20 LOOP
+        EXECUTE format('CREATE TABLE many%s (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text, fp bigint)', i);
+        EXECUTE format('CREATE TRIGGER d BEFORE INSERT ON many%s FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(%L, %L, %L, %L)',
+                       i, 'body', 'fp', '3', 'skip');
+        PERFORM simhash_create_index(format('many%s', i)::regclass, 'fp', 3);
+    END LOOP;
+END $$;});
+my $out = psql_ok(
+    $node, q{
+BEGIN;
+DO $$
+BEGIN
+    FOR r IN 1..150 LOOP
+        FOR i IN 1..20 LOOP
+            EXECUTE format('INSERT INTO many%s (body) VALUES (%L)', i,
+                           'row ' || r || ' of table ' || i || ': ' || md5(r::text) || ' ' || md5((r * i)::text));
+        END LOOP;
+    END LOOP;
+END $$;
+SELECT count(*) FILTER (WHERE locktype = 'advisory' AND objsubid = 21320),
+       count(*) FILTER (WHERE mode = 'ShareRowExclusiveLock' AND relation::regclass::text LIKE 'many%')
+FROM pg_locks WHERE pid = pg_backend_pid();
+COMMIT;},
+    "20 tables, 3,000 rows round-robin in one transaction, succeed with a lock table of $slots locks");
+my ($advisory, $locked) = split /\|/, $out // '0|0';
+cmp_ok($advisory, '<=', $slots / 4 + 64, "20 tables: $advisory advisory locks held, about a quarter of the lock table at most");
+cmp_ok($locked, '>', 0, "20 tables: $locked of them were written under their table lock once the budget was reached");
+
 $node->stop;
 done_testing();

@@ -36,9 +36,13 @@ typedef struct LockCount
 #define LOCK_COUNTS 16
 static LockCount lock_counts[LOCK_COUNTS];
 
+/* Advisory locks taken in the current transaction, on every table. */
+static LocalTransactionId xact_lxid;
+static uint64 xact_locks;
+
 /*
- * Advisory locks one transaction may take on a table before it waits for the table lock
- * instead: a quarter of the shared lock table, which lock.c sizes for
+ * Advisory locks one transaction may take, on all tables together, before it waits for a
+ * table's lock instead of taking more: a quarter of the shared lock table, which lock.c sizes for
  * max_locks_per_transaction locks of every possible backend and prepared transaction. More
  * would let one bulk load fill it, and every session would fail with "out of shared
  * memory": with max_connections = 10 (the rest as by default) it holds 2,048 locks, about
@@ -180,16 +184,25 @@ serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n)
 	if (holds_table(c))
 		return;
 	count = lock_count(c->root);
-	if (count->locks >= count->next_try)
+	if (xact_lxid != SIMHASH_MY_LXID)
+	{
+		xact_lxid = SIMHASH_MY_LXID;
+		xact_locks = 0;
+	}
+	if (count->locks >= count->next_try || xact_locks >= lock_budget())
 	{
 		/*
 		 * Many rows in one transaction: keep the other writers out instead. Without
 		 * waiting first (a writer of a near duplicate may wait for one of our locks); but
 		 * before the locks fill a good part of the shared lock table (which would make
 		 * every session fail with "out of shared memory"), waiting: should that writer
-		 * be waiting for us, the deadlock detector aborts one of the two.
+		 * be waiting for us, the deadlock detector aborts one of the two. The budget is
+		 * the transaction's, whatever the number of tables it writes: a transaction
+		 * writing to many tables with the trigger takes each table's lock once its
+		 * advisory locks on all of them reach it (counted per table, with more tables
+		 * than LOCK_COUNTS, a table whose slot was taken would start again from 0).
 		 */
-		bool		wait = count->locks >= lock_budget();
+		bool		wait = xact_locks >= lock_budget();
 
 		if (lock_tables(c, wait))
 			return;
@@ -203,4 +216,5 @@ serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n)
 		(void) LockAcquire(&tag, ExclusiveLock, false, false);
 	}
 	count->locks += n;
+	xact_locks += n;
 }
