@@ -472,3 +472,18 @@ INSERT INTO narrow (k, body) SELECT 1.555, body FROM texts WHERE name = 'mit';
 DROP TABLE narrow;
 
 DROP TABLE docs, texts;
+
+-- The hints' SQL names a table in another schema, with odd names, so that it can be run
+-- as it is.
+\set VERBOSITY default
+CREATE SCHEMA "Dedupe S";
+CREATE TABLE "Dedupe S"."Odd Table" (id int PRIMARY KEY, body text, "F P" bigint);
+CREATE TRIGGER odd_skip BEFORE INSERT ON "Dedupe S"."Odd Table" FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'F P', '3', 'skip');
+INSERT INTO "Dedupe S"."Odd Table" VALUES (1, 'a text in a table with an odd name');
+SELECT count(*) FROM simhash_create_index('"Dedupe S"."Odd Table"', 'F P', 1);
+INSERT INTO "Dedupe S"."Odd Table" VALUES (2, 'another text in a table with an odd name');
+SELECT count(*) FROM simhash_create_index('"Dedupe S"."Odd Table"', 'F P', 3);
+INSERT INTO "Dedupe S"."Odd Table" VALUES (2, 'another text in a table with an odd name');
+DROP SCHEMA "Dedupe S" CASCADE;
+\set VERBOSITY terse

@@ -15,6 +15,7 @@
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
+#include "catalog/namespace.h"
 #include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_am_d.h"
@@ -375,6 +376,20 @@ find_keys(DedupeConfig *c, Relation rel, Relation root, Trigger *tg)
 	}
 }
 
+/*
+ * How a relation is named in the SQL of a hint: quoted as needed, with its schema when the
+ * search path does not find it.
+ */
+static char *
+sql_name(Oid relid)
+{
+	const char *name = get_rel_name(relid);
+
+	if (RelationIsVisible(relid))
+		return (char *) quote_identifier(name);
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), name);
+}
+
 /* With a distance: refuses a k larger than the layout recorded for root.col serves. */
 void
 check_layout(DedupeConfig *c, Oid nsp, Relation root, Trigger *tg)
@@ -389,8 +404,8 @@ check_layout(DedupeConfig *c, Oid nsp, Relation root, Trigger *tg)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("simhash_dedupe: maximum distance %d is more than the %d the block indexes of %s.%s serve",
 						c->k, served, RelationGetRelationName(root), tg->tgargs[1]),
-				 errhint("Run simhash_create_index('%s', '%s', %d) first.",
-						 RelationGetRelationName(root), tg->tgargs[1], c->k)));
+				 errhint("Run simhash_create_index(%s, %s, %d) first.",
+						 quote_literal_cstr(sql_name(c->root)), quote_literal_cstr(tg->tgargs[1]), c->k)));
 }
 
 /* The relations searched: root, or every leaf of its partition tree (all ordinary tables). */
@@ -452,6 +467,9 @@ advise(DedupeConfig *c, Trigger *tg)
 {
 	const char *table = get_rel_name(c->root);
 	const char *col = tg->tgargs[1];
+	const char *qtable = sql_name(c->root);		/* for the SQL of the hints */
+	const char *lit_table = quote_literal_cstr(qtable);
+	const char *lit_col = quote_literal_cstr(col);
 
 	if (!c->indexed && first_time(&warned_tables, c->root))
 	{
@@ -460,23 +478,23 @@ advise(DedupeConfig *c, Trigger *tg)
 					(errmsg("simhash_dedupe: %s.%s has no GIN index, so every row written reads the whole table",
 							table, col),
 					 errhint("CREATE INDEX ON %s USING gin (%s) WITH (fastupdate = off);",
-							 quote_identifier(table), quote_identifier(col))));
+							 qtable, quote_identifier(col))));
 		else
 			ereport(NOTICE,
 					(errmsg("simhash_dedupe: %s.%s has no block indexes serving distance %d, so every row written reads the whole table",
 							table, col, c->k),
-					 errhint("Run simhash_create_index('%s', '%s', %d).", table, col, c->k)));
+					 errhint("Run simhash_create_index(%s, %s, %d).", lit_table, lit_col, c->k)));
 	}
 	else if (c->indexed && c->min_similarity > 0 && c->targets[0].gin_pending &&
 			 first_time(&advised_tables, c->root))
 	{
-		const char *index = quote_identifier(get_rel_name(c->targets[0].gin_index));
+		const char *index = sql_name(c->targets[0].gin_index);
 
 		ereport(NOTICE,
 				(errmsg("simhash_dedupe: the GIN index %s of %s.%s has fastupdate on, so every row written reads its pending list",
 						index, table, col),
-				 errhint("ALTER INDEX %s SET (fastupdate = off); then empty the list with SELECT gin_clean_pending_list('%s');",
-						 index, index)));
+				 errhint("ALTER INDEX %s SET (fastupdate = off); then empty the list with SELECT gin_clean_pending_list(%s);",
+						 index, quote_literal_cstr(index))));
 	}
 	else if (c->indexed && c->min_similarity == 0 && c->k + 1 <= SIMHASH_MAX_BLOCKS &&
 			 c->targets[0].plan.probes.probes > (uint64) (2 * (c->k + 1)) &&
@@ -484,8 +502,8 @@ advise(DedupeConfig *c, Trigger *tg)
 		ereport(NOTICE,
 				(errmsg("simhash_dedupe: with the %d-block layout of %s.%s, every row written takes " UINT64_FORMAT " index lookups at distance %d",
 						c->targets[0].plan.blocks, table, col, c->targets[0].plan.probes.probes, c->k),
-				 errhint("A layout of %d blocks takes %d: simhash_create_index('%s', '%s', %d, blocks => %d).",
-						 c->k + 1, c->k + 1, table, col, c->k, c->k + 1)));
+				 errhint("A layout of %d blocks takes %d: simhash_create_index(%s, %s, %d, blocks => %d).",
+						 c->k + 1, c->k + 1, lit_table, lit_col, c->k, c->k + 1)));
 }
 
 /*
