@@ -97,9 +97,9 @@ WHERE a.application_name = 'bulk' AND l.locktype = 'advisory' AND l.objsubid = 2
 }
 
 # Many tables in one transaction: the budget is the transaction's, not each table's. 20
-# tables (more than the 16 whose counts the trigger keeps apart), 150 rows each, written
-# round-robin: each table alone stays far below its first try for the table lock, so
-# counted per table none would take it, and 12,000 lock keys would fill the lock table.
+# tables (more than the 16 whose counts the trigger keeps apart, so counted per table
+# their counts kept restarting from 0), 150 rows each, written round-robin: 12,000 lock
+# keys would fill the lock table.
 $node->safe_psql(
     'postgres', q{
 SET client_min_messages = warning;

@@ -826,9 +826,9 @@ BEGIN
         'FROM (%2$s
 ) AS q (id, body)',
         rows_, query);
-    -- Each temporary table made here is analyzed before it is read: the planner's look-ups
-    -- of a table without statistics leave entries in the session's catalog cache that
-    -- outlive the table (1.7 kB a call without, 0.7 kB with; see docs/testing.md).
+    -- The temporary tables are analyzed before the queries that join them: the planner's
+    -- look-ups of a table without statistics leave entries in the session's catalog cache
+    -- that outlive the table (1.7 kB a call without, 0.7 kB with; see docs/testing.md).
     EXECUTE pg_catalog.format('ANALYZE pg_temp.%I', rows_);
     EXECUTE pg_catalog.format('SELECT 1 FROM pg_temp.%I r WHERE r.id IS NULL LIMIT 1', rows_) INTO bad;
     IF bad IS NOT NULL THEN
