@@ -15,7 +15,6 @@
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
-#include "catalog/namespace.h"
 #include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_am_d.h"
@@ -377,17 +376,13 @@ find_keys(DedupeConfig *c, Relation rel, Relation root, Trigger *tg)
 }
 
 /*
- * How a relation is named in the SQL of a hint: quoted as needed, with its schema when the
- * search path does not find it.
+ * How a relation is named in the SQL of a hint: as regclass prints it, quoted as needed,
+ * with its schema when the search path does not find it.
  */
 static char *
 sql_name(Oid relid)
 {
-	const char *name = get_rel_name(relid);
-
-	if (RelationIsVisible(relid))
-		return (char *) quote_identifier(name);
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), name);
+	return DatumGetCString(DirectFunctionCall1(regclassout, ObjectIdGetDatum(relid)));
 }
 
 /* With a distance: refuses a k larger than the layout recorded for root.col serves. */
