@@ -76,18 +76,23 @@ CREATE TABLE timings (tbl text, kind text, k integer, n integer, ms float8, foun
 CREATE TABLE pairs_timings (tbl text, k integer, seconds float8, pairs bigint);
 SQL
 
+# time_queries NAME : runs the queries of CLUSTER_DIR/q_NAME.sql in one psql, each planned
+# and executed on its own, timed in psql's client (\timing, which includes the round trip
+# to the coordinator for both tables), into table timings.
+time_queries() {
+    (echo '\timing on'; cat "${CLUSTER_DIR}/q_$1.sql") |
+        sql -F '|' 2>&1 | awk -F'|' '/^Time: / { print last "|" $0; next } { last = $0 }' |
+        sed -E 's/\|Time: ([0-9.]+) ms.*/|\1/' >"${CLUSTER_DIR}/t_$1.txt"
+    sql -c "\\copy timings (tbl, kind, k, n, found, ms) FROM '${CLUSTER_DIR}/t_$1.txt' WITH (DELIMITER '|')"
+}
+
 log "search: ${queries} queries of each kind at k = 3 and 6, on each table"
-# One psql per table and k; each query planned and executed on its own, timed in psql's
-# client (\timing), which includes the round trip to the coordinator for both tables.
 for k in 3 6; do
     for tbl in fps_local fps; do
         sql -c "SELECT format('SELECT %L AS tbl, %L AS kind, %s AS k, %s AS n, count(*) FROM %s WHERE simhash_near(fp, %s, %s);',
                        '${tbl}', kind, ${k}, n, '${tbl}', fp, ${k})
                 FROM queries WHERE n <= ${queries} ORDER BY n, kind" >"${CLUSTER_DIR}/q_${tbl}_${k}.sql"
-        (echo '\timing on'; cat "${CLUSTER_DIR}/q_${tbl}_${k}.sql") |
-            sql -F '|' 2>&1 | awk -F'|' '/^Time: / { print last "|" $0; next } { last = $0 }' |
-            sed -E 's/\|Time: ([0-9.]+) ms.*/|\1/' >"${CLUSTER_DIR}/t_${tbl}_${k}.txt"
-        sql -c "\\copy timings (tbl, kind, k, n, found, ms) FROM '${CLUSTER_DIR}/t_${tbl}_${k}.txt' WITH (DELIMITER '|')"
+        time_queries "${tbl}_${k}"
     done
 done
 
@@ -117,10 +122,7 @@ for tbl in fps_local fps; do
     sql -c "SELECT format('SELECT %L AS tbl, %L AS kind, %s AS k, %s AS n, count(*) FROM %s WHERE id < 0;',
                    '${tbl}', 'floor', 0, n, '${tbl}')
             FROM queries WHERE n <= ${queries} AND kind = 'random' ORDER BY n" >"${CLUSTER_DIR}/q_${tbl}_0.sql"
-    (echo '\timing on'; cat "${CLUSTER_DIR}/q_${tbl}_0.sql") |
-        sql -F '|' 2>&1 | awk -F'|' '/^Time: / { print last "|" $0; next } { last = $0 }' |
-        sed -E 's/\|Time: ([0-9.]+) ms.*/|\1/' >"${CLUSTER_DIR}/t_${tbl}_0.txt"
-    sql -c "\\copy timings (tbl, kind, k, n, found, ms) FROM '${CLUSTER_DIR}/t_${tbl}_0.txt' WITH (DELIMITER '|')"
+    time_queries "${tbl}_0"
 done
 sql <<'SQL'
 CREATE TABLE moves (what text, tbl text, seconds float8, n bigint);
