@@ -26,8 +26,8 @@
 # (RssAnon) after the warm-up and after N more calls, (after - before) / N bytes a call, less
 # the same figure for the harness alone (a loop whose every call runs in a PL/pgSQL
 # exception block, so that error paths can be called). Cancellation: the time from the
-# statement's start to its error (57014), and then the temporary files, locks and layout rows left (all must be 0). Crash: scripts/tap.sh
-# --rows N; its figures (rows committed before the kill, recovery time, amcheck, near pairs)
+# statement's start to its error (57014), and then the temporary files, locks and layout
+# rows left (all must be 0). Crash: scripts/tap.sh --rows N; its figures (rows committed before the kill, recovery time, amcheck, near pairs)
 # become rows of the table, and the script fails when a TAP test does. Fuzzing: the
 # executions of the libFuzzer targets (under ASan and UBSan) and the statements of the SQL
 # fuzzer, with the crashes they found (must be 0; see docs/testing.md#fuzzing). Load:
@@ -102,16 +102,21 @@ INSERT INTO lk_skip (body) VALUES ('The quick brown fox jumps over the lazy dog 
 ANALYZE;
 SQL
 
+# The backend's private memory in kB (RssAnon: what palloc and malloc hold; the shared
+# buffers a call touches are not counted), as a session-local SQL function.
+RSS_KB_FUNCTION="CREATE FUNCTION pg_temp.rss_kb() RETURNS bigint LANGUAGE sql AS \$\$ SELECT (regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'RssAnon:\\s+(\\d+)'))[1]::bigint \$\$;"
+
+# calls_over D : the calls of a leak run that makes D times fewer calls (at least 1).
+calls_over() { echo $((calls / $1 > 0 ? calls / $1 : 1)); }
+
 # leak NAME STATEMENT [CALLS] : one session runs STATEMENT (a PL/pgSQL statement using loop
 # variable i, each call in an exception block) CALLS / 10 times, then CALLS times (default
-# --calls), and reports the growth of the backend's private memory (RssAnon: what palloc
-# and malloc hold; shared buffers the calls touch are not counted) in bytes a call.
+# --calls), and reports the growth of the backend's private memory in bytes a call.
 leak() {
     local name=$1 stmt=$2 n=${3:-${calls}} out
-    out=$(psql -At -v calls="${n}" -v stmt="${stmt}" <<'SQL'
+    out=$(psql -At -v calls="${n}" -v stmt="${stmt}" -v rss_fn="${RSS_KB_FUNCTION}" <<'SQL'
 CREATE TEMP TABLE rss (stage text, kb bigint);
-CREATE FUNCTION pg_temp.rss_kb() RETURNS bigint LANGUAGE sql AS
-$$ SELECT (regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'RssAnon:\s+(\d+)'))[1]::bigint $$;
+SELECT :'rss_fn' \gexec
 SELECT format($f$CREATE FUNCTION pg_temp.run(n integer) RETURNS void LANGUAGE plpgsql AS $b$
 DECLARE x bigint; t text;
 BEGIN
@@ -130,8 +135,8 @@ SQL
 }
 
 # The harness alone (a loop of subtransactions) grows too: its figure is subtracted. The
-# calls that must not keep what they did (temporary tables, rows) end with RAISE, and are
-# compared with the harness that raises too.
+# calls that must not keep what they did (rows) end with RAISE, and are compared with the
+# harness that raises too.
 leak_net() {
     local name=$1 stmt=$2 n=${3:-${calls}} base=${BASE}
     [[ ${stmt} == *'RAISE EXCEPTION'* ]] && base=${BASE_RAISE}
@@ -143,8 +148,8 @@ leak 'harness' 'x := i'
 BASE=${LEAK}
 leak 'harness, raising' "x := i; RAISE EXCEPTION 'undo'"
 BASE_RAISE=${LEAK}
-few=$(( calls / 10 > 0 ? calls / 10 : 1 ))
-fewer=$(( calls / 100 > 0 ? calls / 100 : 1 ))
+few=$(calls_over 10)
+fewer=$(calls_over 100)
 
 # Every SQL function the extension documents (simhash_create_index, simhash_drop_index and
 # the simhash_layouts functions are DDL or catalog writes, run a few times by the tests,
@@ -184,7 +189,7 @@ leak_net 'error: repeated id in simhash_pairs (21000)' "x := (SELECT count(*) FR
 client_leak() {
     local name=$1 stmt=$2 n=$3 timeout=${4:-} out j
     out=$( {
-        echo "CREATE FUNCTION pg_temp.rss_kb() RETURNS bigint LANGUAGE sql AS \$\$ SELECT (regexp_match(pg_read_file('/proc/' || pg_backend_pid() || '/status'), 'RssAnon:\\s+(\\d+)'))[1]::bigint \$\$;"
+        echo "${RSS_KB_FUNCTION}"
         [[ -n ${timeout} ]] && echo "SET statement_timeout = '${timeout}';"
         for ((j = 0; j < n / 10 + 1; j++)); do echo "${stmt};"; done
         echo "SELECT 'before', pg_temp.rss_kb();"
@@ -201,7 +206,7 @@ client_leak() {
         printf '| leak | %s | %s bytes a call, over %s calls, each its own transaction |\n' "${name}" "${growth}" "${n}"
     fi
 }
-thousandth=$(( calls / 1000 > 0 ? calls / 1000 : 1 ))
+thousandth=$(calls_over 1000)
 # The verified all-pairs functions make temporary tables, and PostgreSQL keeps some catalog
 # cache for each temporary table a session has queried (about 300 bytes; see
 # docs/testing.md#reliability-figures): their calls one transaction each, as a session of
