@@ -1,5 +1,8 @@
 -- simhash(text) and hamming(bigint, bigint): values, NULL handling, the bigint mapping.
-CREATE EXTENSION simhash;
+-- (IF NOT EXISTS: the hostile-schema test mode's second round installs it beforehand.)
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
 \set VERBOSITY terse
 
 -- strict: NULL in, NULL out

@@ -121,7 +121,11 @@ view_key_columns(const DedupeConfig *c)
  * The query that finds the near duplicate the policy acts on: its key columns, whether it
  * is an original (link), and its distance or similarity; originals first, then the
  * nearest, then the smallest key. $1 is the new fingerprint, or the new text with the keys
- * in $2 and the threshold in $3. Every function and operator is schema-qualified.
+ * in $2 and the threshold in $3. Every function and operator is schema-qualified, and every
+ * function of the extension is called with exactly its declared argument types (the text
+ * column, which may be varchar or char, is cast to text; the key column is bigint), so no
+ * overload that someone else created in the extension's schema can match better: see
+ * docs/security.md, "Internal calls".
  */
 static char *
 view_search_sql(DedupeConfig *c, Relation view, Relation root,
@@ -148,8 +152,10 @@ view_search_sql(DedupeConfig *c, Relation view, Relation root,
 		appendStringInfoString(&sql, "true, ");
 	if (c->min_similarity > 0)
 		appendStringInfo(&sql,
-						 "%s.simhash_jaccard(t.%s, $1) FROM %s t WHERE t.%s OPERATOR(pg_catalog.&&) $2"
-						 " AND %s.simhash_jaccard(t.%s, $1) OPERATOR(pg_catalog.>=) $3 ORDER BY %d DESC, %d DESC",
+						 "%s.simhash_jaccard(t.%s::pg_catalog.text, $1) FROM %s t"
+						 " WHERE t.%s OPERATOR(pg_catalog.&&) $2"
+						 " AND %s.simhash_jaccard(t.%s::pg_catalog.text, $1) OPERATOR(pg_catalog.>=) $3"
+						 " ORDER BY %d DESC, %d DESC",
 						 ext, body, quote_qualified_identifier(get_namespace_name(RelationGetNamespace(root)),
 															   RelationGetRelationName(root)),
 						 key, ext, body, view_key_columns(c) + 1, view_key_columns(c) + 2);

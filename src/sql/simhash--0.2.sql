@@ -101,14 +101,14 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     -- Check the options and the type of the query's first column before running it.
-    PERFORM @extschema@.simhash_features('', tokenizer, n);
+    PERFORM @extschema@.simhash_features(''::pg_catalog.text, tokenizer, n);
     -- The query is followed by a newline wherever it is pasted (a -- comment at its end).
     EXECUTE pg_catalog.format(
         'SELECT pg_catalog.pg_typeof((SELECT q.body FROM (%s
 ) AS q (body) LIMIT 0))', query)
         INTO body_type;
-    IF body_type OPERATOR(pg_catalog.<>) ALL (ARRAY['text', 'character varying',
-                                                   'character']::pg_catalog.regtype[]) THEN
+    IF body_type OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog.text', 'pg_catalog.varchar',
+                                                   'pg_catalog.bpchar']::pg_catalog.regtype[]) THEN
         RAISE EXCEPTION 'simhash: the first column of the query must be text, not %', body_type
             USING ERRCODE = 'datatype_mismatch';
     END IF;
@@ -120,7 +120,7 @@ BEGIN
                               pg_catalog.count(*) FILTER (WHERE f.ord OPERATOR(pg_catalog.=) 1) AS firsts
                        FROM (%s
                             ) AS q (body)
-                       CROSS JOIN LATERAL @extschema@.simhash_features(q.body, $1, $2)
+                       CROSS JOIN LATERAL @extschema@.simhash_features(q.body::pg_catalog.text, $1, $2)
                             WITH ORDINALITY AS f (feature, count, ord)
                        GROUP BY f.feature) AS g) AS c
            WHERE c.df OPERATOR(pg_catalog.>=) $3$q$,
@@ -482,7 +482,7 @@ BEGIN
                                AND t.tgfoid = '@extschema@.simhash_dedupe()'::regprocedure) THEN
         b := least(16, greatest(2, max_distance + 1));
     END IF;
-    b := coalesce(b, @extschema@.simhash_layout_blocks(max_distance, greatest(est, 1e6)));
+    b := coalesce(b, @extschema@.simhash_layout_blocks(max_distance, greatest(est, 1e6::float8)));
 
     -- First, as it checks that the caller owns the table (42501).
     PERFORM @extschema@.simhash_layout_forget(tbl, col);
@@ -519,7 +519,7 @@ COMMENT ON FUNCTION simhash_create_index(regclass, name, integer, integer) IS
 
 -- The table of a row type (rel: NULL::tablename) for the functions that return lim rows of
 -- a table, after checking rel and lim.
-CREATE FUNCTION simhash_check_rows(rel anyelement, lim integer) RETURNS regclass
+CREATE FUNCTION simhash_check_rows(rel regtype, lim integer) RETURNS regclass
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     AS $$
@@ -527,9 +527,9 @@ DECLARE
     target regclass;
 BEGIN
     SELECT t.typrelid::regclass INTO target FROM pg_type t
-    WHERE t.oid = pg_typeof(rel) AND t.typrelid <> 0;
+    WHERE t.oid = rel AND t.typrelid <> 0;
     IF target IS NULL THEN
-        RAISE EXCEPTION 'simhash: the first argument must be a row of a table, such as NULL::docs, not %', pg_typeof(rel)
+        RAISE EXCEPTION 'simhash: the first argument must be a row of a table, such as NULL::docs, not %', rel
             USING ERRCODE = 'wrong_object_type';
     END IF;
     IF lim IS NULL OR lim < 0 THEN
@@ -539,8 +539,8 @@ BEGIN
     RETURN target;
 END
 $$;
-COMMENT ON FUNCTION simhash_check_rows(anyelement, integer) IS
-'helper of simhash_nearest and simhash_similar_nearest: the table whose row type rel has (42809 wrong_object_type otherwise), after checking that lim is a non-negative number (22023)';
+COMMENT ON FUNCTION simhash_check_rows(regtype, integer) IS
+'helper of simhash_nearest and simhash_similar_nearest: the table whose row type is rel (42809 wrong_object_type otherwise), after checking that lim is a non-negative number (22023)';
 
 -- The lim rows closest to q, nearest first. Rows within distance k are found through the
 -- block indexes for growing k while the planner serves k by index; beyond, by one
@@ -565,7 +565,7 @@ BEGIN
         RAISE EXCEPTION 'simhash: the schema of the extension was renamed; rename it back to @extschema@'
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
-    target := @extschema@.simhash_check_rows(rel, lim);
+    target := @extschema@.simhash_check_rows(pg_catalog.pg_typeof(rel), lim);
     PERFORM @extschema@.simhash_check_column(target, col);
     IF max_distance IS NOT NULL AND (max_distance < 0 OR max_distance > 64) THEN
         RAISE EXCEPTION 'simhash: max_distance must be between 0 and 64, got %', max_distance
@@ -810,11 +810,11 @@ BEGIN
         'pg_catalog.pg_typeof((SELECT q.body FROM (%1$s
 ) AS q (id, body) LIMIT 0))', query)
         INTO id_type, body_type;
-    IF id_type OPERATOR(pg_catalog.<>) ALL (ARRAY['bigint', 'integer', 'smallint']::pg_catalog.regtype[]) THEN
+    IF id_type OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog.int8', 'pg_catalog.int4', 'pg_catalog.int2']::pg_catalog.regtype[]) THEN
         RAISE EXCEPTION 'simhash: the first column of the query (id) must be bigint, integer or smallint, not %', id_type
             USING ERRCODE = 'datatype_mismatch';
     END IF;
-    IF body_type OPERATOR(pg_catalog.<>) ALL (ARRAY['text', 'character varying', 'character']::pg_catalog.regtype[]) THEN
+    IF body_type OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog.text', 'pg_catalog.varchar', 'pg_catalog.bpchar']::pg_catalog.regtype[]) THEN
         RAISE EXCEPTION 'simhash: the second column of the query (body) must be text, not %', body_type
             USING ERRCODE = 'datatype_mismatch';
     END IF;
@@ -872,8 +872,8 @@ CREATE FUNCTION simhash_similar_candidates(min_similarity double precision, reps
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
     AS $fn$
 DECLARE
-    recipe record;
-    candidates text := '';
+    recipe pg_catalog.record;
+    candidates pg_catalog.text := '';
 BEGIN
     -- The extension's schema must still bear the name it was installed under: renamed,
     -- another schema could take that name and stand in for the extension's objects.
@@ -898,9 +898,9 @@ BEGIN
                 keys, keys);
         ELSE
             candidates := pg_catalog.format(
-                '%s%sSELECT p.id1, p.id2 FROM @extschema@.simhash_pairs(%L, %s) AS p',
+                '%s%sSELECT p.id1, p.id2 FROM @extschema@.simhash_pairs(%L::pg_catalog.text, %s) AS p',
                 candidates, CASE WHEN candidates OPERATOR(pg_catalog.=) '' THEN '' ELSE ' UNION ' END,
-                pg_catalog.format('SELECT r.id, @extschema@.simhash(r.body, %L, %s, ''binary'') '
+                pg_catalog.format('SELECT r.id, @extschema@.simhash(r.body, %L::pg_catalog.text, %s, ''binary''::pg_catalog.text, 1) '
                                   'FROM pg_temp.%I r WHERE r.body IS NOT NULL',
                                   recipe.tokenizer, recipe.n, reps),
                 recipe.max_distance);
@@ -921,13 +921,13 @@ CREATE FUNCTION simhash_similar_pairs(query text, min_similarity double precisio
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
     AS $fn$
 DECLARE
-    tmp text := pg_catalog.format('simhash_similar_%s_%s', pg_catalog.pg_backend_pid(),
+    tmp pg_catalog.text := pg_catalog.format('simhash_similar_%s_%s', pg_catalog.pg_backend_pid(),
                                   pg_catalog.md5(pg_catalog.random()::pg_catalog.text));
-    reps text := pg_catalog.format('%s_reps', tmp);
-    cand text := pg_catalog.format('%s_cand', tmp);
-    sets text := pg_catalog.format('%s_sets', tmp);
-    hashjoin text;
-    mergejoin text;
+    reps pg_catalog.text := pg_catalog.format('%s_reps', tmp);
+    cand pg_catalog.text := pg_catalog.format('%s_cand', tmp);
+    sets pg_catalog.text := pg_catalog.format('%s_sets', tmp);
+    hashjoin pg_catalog.text;
+    mergejoin pg_catalog.text;
 BEGIN
     -- The extension's schema must still bear the name it was installed under: renamed,
     -- another schema could take that name and stand in for the extension's objects.
@@ -996,10 +996,10 @@ CREATE FUNCTION simhash_similar_clusters(query text, min_similarity double preci
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
     AS $fn$
 DECLARE
-    suffix text := pg_catalog.format('%s_%s', pg_catalog.pg_backend_pid(),
+    suffix pg_catalog.text := pg_catalog.format('%s_%s', pg_catalog.pg_backend_pid(),
                                      pg_catalog.md5(pg_catalog.random()::pg_catalog.text));
-    edges text := pg_catalog.format('simhash_edges_%s', suffix);
-    labels text := pg_catalog.format('simhash_labels_%s', suffix);
+    edges pg_catalog.text := pg_catalog.format('simhash_edges_%s', suffix);
+    labels pg_catalog.text := pg_catalog.format('simhash_labels_%s', suffix);
     hooked bigint;
     jumped bigint;
 BEGIN
@@ -1075,7 +1075,7 @@ BEGIN
         RAISE EXCEPTION 'simhash: the schema of the extension was renamed; rename it back to @extschema@'
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
-    target := @extschema@.simhash_check_rows(rel, lim);
+    target := @extschema@.simhash_check_rows(pg_catalog.pg_typeof(rel), lim);
     IF NOT EXISTS (SELECT 1 FROM pg_attribute a
                    WHERE a.attrelid = target AND a.attname = keys_col AND a.attnum > 0
                      AND NOT a.attisdropped AND a.atttypid = 'bigint[]'::regtype) THEN
@@ -1100,7 +1100,7 @@ BEGIN
     END IF;
     RETURN QUERY EXECUTE format(
         'SELECT s.t, s.similarity FROM ('
-        '  SELECT t, t.ctid AS tid, @extschema@.simhash_jaccard(t.%1$I, $1) AS similarity FROM %2$s t'
+        '  SELECT t, t.ctid AS tid, @extschema@.simhash_jaccard(t.%1$I::pg_catalog.text, $1) AS similarity FROM %2$s t'
         '  WHERE t.%3$I OPERATOR(pg_catalog.&&) @extschema@.simhash_lsh($1)) s'
         ' WHERE s.similarity >= $2 ORDER BY s.similarity DESC, s.tid LIMIT $3',
         text_col, target, keys_col)
