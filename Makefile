@@ -37,6 +37,7 @@ REGRESS = \
 	simhash_pairs \
 	simhash_similar \
 	simhash_hostile \
+	simhash_overloads \
 	simhash_trusted \
 	simhash_privileges \
 	simhash_upgrade \
