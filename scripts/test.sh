@@ -13,6 +13,11 @@
 #   pg_regress     `make installcheck` against a throwaway PostgreSQL cluster: the
 #                  pg_regress files, then the isolation specs (pg_isolation_regress);
 #                  then each pg_regress file alone, in a fresh database
+#   hostile        test/hostile/run.sh: the pg_regress files again, in a database where a
+#                  role that is not a superuser planted overloads of every function of the
+#                  extension in its schema and in public (test/hostile/plant.sql), installed
+#                  once by a superuser and once by that role (trusted); none may run inside
+#                  the extension's own calls
 #   tap            scripts/tap.sh: the TAP tests (t/, PostgreSQL::Test::Cluster) as the server
 #                  user: kill -9 during a COPY through the dedupe trigger and during
 #                  simhash_create_index, a promoted streaming replica, a small lock table;
@@ -116,6 +121,10 @@ stage_pg_regress() {
     return "${status}"
 }
 
+stage_hostile() {
+    test/hostile/run.sh
+}
+
 stage_tap() {
     scripts/tap.sh --rows "${SIMHASH_TAP_ROWS:-50000}"
 }
@@ -179,6 +188,7 @@ fi
 needs_setup ctest-release stage_ctest_release
 run_stage ctest-asan stage_ctest_asan
 needs_setup pg_regress stage_pg_regress
+needs_setup hostile stage_hostile
 needs_setup tap stage_tap
 needs_setup stress stage_stress
 needs_setup dump stage_dump
