@@ -1,0 +1,485 @@
+#include "core/similar_pairs.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <thread>
+
+#include "core/clusters.hpp"
+#include "core/minhash.hpp"
+#include "core/mix.hpp"
+#include "core/near_pairs.hpp"
+#include "core/similarity.hpp"
+
+namespace simhash {
+
+namespace {
+
+// Rows per thread below which add() and the verification stay on the calling thread.
+constexpr std::size_t kMinRowsPerThread = 64;
+constexpr std::size_t kMinPairsPerThread = 256;
+
+// Runs f(slice, begin, end) over [0, n) cut into `threads` slices: slice 0 on the calling thread,
+// the others on new threads that start with every signal blocked. Rethrows the first
+// exception of any slice after all have finished.
+template <typename F>
+void run_parallel(int threads, std::size_t n, std::size_t min_per_thread, F f) {
+  std::size_t t = static_cast<std::size_t>(threads < 1 ? 1 : threads);
+  if (min_per_thread > 0) t = std::min(t, std::max<std::size_t>(1, n / min_per_thread));
+  if (t <= 1) {
+    f(std::size_t{0}, std::size_t{0}, n);
+    return;
+  }
+  std::vector<std::exception_ptr> errors(t);
+  std::vector<std::thread> workers;
+  workers.reserve(t - 1);
+  auto slice = [&](std::size_t k) {
+    const std::size_t begin = n * k / t;
+    const std::size_t end = n * (k + 1) / t;
+    try {
+      f(k, begin, end);
+    } catch (...) {
+      errors[k] = std::current_exception();
+    }
+  };
+  {
+    // A new thread inherits the creating thread's signal mask: block everything while
+    // they are created, so that signals are only ever delivered to the calling thread.
+    sigset_t all;
+    sigset_t old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    try {
+      for (std::size_t k = 1; k < t; ++k) workers.emplace_back(slice, k);
+    } catch (...) {
+      pthread_sigmask(SIG_SETMASK, &old, nullptr);
+      for (auto& w : workers) w.join();
+      throw;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  }
+  slice(0);
+  for (auto& w : workers) w.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+double jaccard_of(std::uint64_t common, std::uint64_t na, std::uint64_t nb) noexcept {
+  return jaccard(Overlap{common, na, nb});
+}
+
+// The smallest |A ∩ B| that gives a Jaccard of at least t for sets of na and nb elements
+// (computed as simhash_jaccard computes it), or na + nb + 1 when none does.
+std::uint64_t common_needed(std::uint64_t na, std::uint64_t nb, double t) noexcept {
+  const std::uint64_t lo = std::min(na, nb);
+  double guess = std::ceil(t * static_cast<double>(na + nb) / (1.0 + t));
+  std::uint64_t c = guess < 0 ? 0 : static_cast<std::uint64_t>(guess);
+  if (c > lo) c = lo;
+  while (c > 0 && jaccard_of(c - 1, na, nb) >= t) --c;
+  while (c <= lo && jaccard_of(c, na, nb) < t) ++c;
+  return c <= lo ? c : na + nb + 1;
+}
+
+// |A ∩ B| by a merge that gives up (returns a value below `need`) as soon as `need`
+// common elements are out of reach.
+std::uint64_t common_at_least(const std::uint64_t* a, std::size_t na, const std::uint64_t* b,
+                              std::size_t nb, std::uint64_t need) noexcept {
+  std::uint64_t common = 0;
+  std::size_t i = 0;
+  std::size_t j = 0;
+  while (i < na && j < nb) {
+    if ((i + j) % 64 == 0 && common + std::min(na - i, nb - j) < need) return common;
+    const std::uint64_t x = a[i];
+    const std::uint64_t y = b[j];
+    common += x == y;
+    i += x <= y;
+    j += y <= x;
+  }
+  return common;
+}
+
+}  // namespace
+
+std::vector<SimilarRecipe> similar_recipes(double t) {
+  if (!(t > 0 && t <= 1)) throw std::invalid_argument("min_similarity must be in (0, 1]");
+  if (t >= kLshMinSimilarity) {
+    return {SimilarRecipe{true, TokenizerKind::Char, kSimilarityShingle, -1}};
+  }
+  const int k = t >= 0.6 ? 14 : kMaxPairDistance;
+  return {SimilarRecipe{false, TokenizerKind::Word, 1, k},
+          SimilarRecipe{false, TokenizerKind::Char, 3, k}};
+}
+
+std::optional<std::uint64_t> binary_fingerprint(std::string_view text, TokenizerKind tokenizer,
+                                                int n) {
+  TextOptions options;
+  options.tokenizer = tokenizer;
+  options.n = n;
+  options.weighting = Weighting::Binary;
+  TextFingerprinter fp(options);
+  std::vector<std::uint64_t> buffer;
+  if (fp.needs_buffer()) {
+    buffer.resize(fp.capacity_for(text.size()));
+    fp.set_buffer(buffer.data(), buffer.size());
+  }
+  fp.feed(text.data(), text.size());
+  return fp.fingerprint();
+}
+
+SimilarPairs::SimilarPairs(double min_similarity, int threads)
+    : threshold_(min_similarity), threads_(threads < 1 ? 1 : threads),
+      recipes_(similar_recipes(min_similarity)) {
+  set_offsets_.push_back(0);
+}
+
+std::size_t SimilarPairs::memory_bytes() const noexcept {
+  return row_ids_.capacity() * 8 + row_set_.capacity() * 4 + row_fps_.capacity() * 8 +
+         set_hashes_.capacity() * 8 + set_offsets_.capacity() * 8 +
+         set_of_digest_.size() * 32 + set_of_digest_.bucket_count() * 8 +
+         member_ids_.capacity() * 8 + member_offsets_.capacity() * 4 + keys_.capacity() * 8 +
+         band_entries_.capacity() * 16 + recipe_pairs_.capacity() * 8 +
+         candidates_.capacity() * 8 + verified_pairs_.capacity() * 16 + parent_.capacity() * 4 +
+         best_.capacity() * 8;
+}
+
+void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, std::size_t n) {
+  if (phase_ != Phase::Adding) throw std::logic_error("rows added after the search began");
+  if (n == 0) return;
+  if (ids == nullptr || texts == nullptr) throw std::invalid_argument("null argument");
+  const std::size_t nrec = recipes_[0].lsh ? 0 : recipes_.size();
+  std::vector<std::vector<std::uint64_t>> sets(n);
+  std::vector<std::uint64_t> fps(n * nrec);
+  std::vector<unsigned char> has_fp(n * nrec);
+  run_parallel(threads_, n, kMinRowsPerThread, [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      sets[i] = shingle_set(texts[i]);
+      if (sets[i].empty()) continue;
+      for (std::size_t r = 0; r < nrec; ++r) {
+        const auto fp = binary_fingerprint(texts[i], recipes_[r].tokenizer, recipes_[r].n);
+        has_fp[i * nrec + r] = fp.has_value();
+        fps[i * nrec + r] = fp.value_or(0);
+      }
+    }
+  });
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& s = sets[i];
+    if (s.empty()) continue;
+    // Identical sets share a group; a digest taken by another set is probed further.
+    std::uint64_t digest = set_digest(s.data(), s.size());
+    std::uint32_t group;
+    for (;;) {
+      auto it = set_of_digest_.find(digest);
+      if (it == set_of_digest_.end()) {
+        group = static_cast<std::uint32_t>(groups());
+        if (groups() >= 0xFFFFFFFEULL) throw std::length_error("too many rows for one call");
+        set_of_digest_.emplace(digest, group);
+        set_hashes_.insert(set_hashes_.end(), s.begin(), s.end());
+        set_offsets_.push_back(set_hashes_.size());
+        break;
+      }
+      if (set_size(it->second) == s.size() &&
+          std::memcmp(set_data(it->second), s.data(), s.size() * 8) == 0) {
+        group = it->second;
+        break;
+      }
+      digest = mix64(digest + 1);
+    }
+    row_ids_.push_back(ids[i]);
+    row_set_.push_back(group);
+    for (std::size_t r = 0; r < nrec; ++r) {
+      // A text with characters has words and characters: a fingerprint for each recipe.
+      row_fps_.push_back(has_fp[i * nrec + r] ? fps[i * nrec + r] : 0);
+    }
+  }
+}
+
+std::optional<std::int64_t> SimilarPairs::duplicate_id() {
+  std::vector<std::int64_t> sorted(row_ids_);
+  std::sort(sorted.begin(), sorted.end());
+  auto it = std::adjacent_find(sorted.begin(), sorted.end());
+  if (it == sorted.end()) return std::nullopt;
+  return *it;
+}
+
+int SimilarPairs::stages() const noexcept {
+  return recipes_[0].lsh ? kLshBands : 1;
+}
+
+void SimilarPairs::finish_adding() {
+  set_of_digest_ = {};
+  const std::size_t g = groups();
+  const std::size_t n = rows();
+  // Members of each group, ascending ids (counting sort by group, then sort each group).
+  member_offsets_.assign(g + 1, 0);
+  for (std::size_t r = 0; r < n; ++r) member_offsets_[row_set_[r] + 1]++;
+  for (std::size_t s = 0; s < g; ++s) member_offsets_[s + 1] += member_offsets_[s];
+  member_ids_.resize(n);
+  {
+    std::vector<std::uint32_t> fill(member_offsets_.begin(), member_offsets_.end() - 1);
+    for (std::size_t r = 0; r < n; ++r) member_ids_[fill[row_set_[r]]++] = row_ids_[r];
+  }
+  for (std::size_t s = 0; s < g; ++s) {
+    std::sort(member_ids_.begin() + member_offsets_[s], member_ids_.begin() + member_offsets_[s + 1]);
+  }
+  if (recipes_[0].lsh) {
+    keys_.resize(g * kLshBands);
+    run_parallel(threads_, g, kMinRowsPerThread, [&](std::size_t, std::size_t begin, std::size_t end) {
+      for (std::size_t s = begin; s < end; ++s) {
+        const auto k = lsh_keys(set_data(static_cast<std::uint32_t>(s)), set_size(static_cast<std::uint32_t>(s)));
+        std::copy(k.begin(), k.end(), keys_.begin() + s * kLshBands);
+      }
+    });
+    row_fps_ = {};
+  } else {
+    prepare_recipes();
+  }
+  row_set_ = {};
+  phase_ = Phase::Groups;
+}
+
+void SimilarPairs::prepare_recipes() {
+  // Each group's fingerprints are those of its member with the smallest id.
+  const std::size_t g = groups();
+  const std::size_t nrec = recipes_.size();
+  std::vector<std::int64_t> rep_id(g, INT64_MAX);
+  std::vector<std::uint64_t> rep_fp(g * nrec);
+  for (std::size_t r = 0; r < rows(); ++r) {
+    const std::uint32_t s = row_set_[r];
+    if (row_ids_[r] < rep_id[s]) {
+      rep_id[s] = row_ids_[r];
+      for (std::size_t k = 0; k < nrec; ++k) rep_fp[s * nrec + k] = row_fps_[r * nrec + k];
+    }
+  }
+  row_fps_ = {};
+  std::vector<std::uint64_t> fps(g);
+  for (std::size_t k = 0; k < nrec; ++k) {
+    for (std::size_t s = 0; s < g; ++s) fps[s] = rep_fp[s * nrec + k];
+    const PairLayout layout = choose_pair_layout(g, recipes_[k].max_distance);
+    for_each_near_pair(fps.data(), g, layout, [&](std::size_t i, std::size_t j, int) {
+      recipe_pairs_.emplace_back(static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j));
+    });
+  }
+  std::sort(recipe_pairs_.begin(), recipe_pairs_.end());
+  recipe_pairs_.erase(std::unique(recipe_pairs_.begin(), recipe_pairs_.end()), recipe_pairs_.end());
+  recipe_pairs_.shrink_to_fit();
+}
+
+void SimilarPairs::prepare_band() {
+  const std::size_t g = groups();
+  band_entries_.resize(g);
+  for (std::size_t s = 0; s < g; ++s) {
+    band_entries_[s] = {keys_[s * kLshBands + band_], static_cast<std::uint32_t>(s)};
+  }
+  std::sort(band_entries_.begin(), band_entries_.end());
+  run_begin_ = run_end_ = run_i_ = run_j_ = 0;
+  band_ready_ = true;
+}
+
+bool SimilarPairs::gather_candidates(std::size_t work) {
+  candidates_.clear();
+  if (work == 0) work = 1;
+  if (!recipes_[0].lsh) {
+    const std::size_t end = std::min(recipe_pairs_.size(), recipe_pos_ + work);
+    candidates_.assign(recipe_pairs_.begin() + static_cast<std::ptrdiff_t>(recipe_pos_),
+                       recipe_pairs_.begin() + static_cast<std::ptrdiff_t>(end));
+    recipe_pos_ = end;
+    return !candidates_.empty();
+  }
+  std::size_t steps = 0;
+  while (band_ < kLshBands) {
+    if (!band_ready_) prepare_band();
+    const std::size_t g = band_entries_.size();
+    bool band_done = false;
+    while (steps < work) {
+      // The next pair (run_i_, run_j_) of the current run of equal keys, or of the next
+      // run of two groups or more.
+      if (run_j_ >= run_end_) {
+        ++run_i_;
+        run_j_ = run_i_ + 1;
+        if (run_j_ >= run_end_) {
+          run_begin_ = run_end_;
+          while (run_begin_ < g) {
+            run_end_ = run_begin_ + 1;
+            while (run_end_ < g && band_entries_[run_end_].first == band_entries_[run_begin_].first) {
+              ++run_end_;
+            }
+            if (run_end_ - run_begin_ >= 2) break;
+            run_begin_ = run_end_;
+          }
+          if (run_begin_ >= g) {
+            band_done = true;
+            break;
+          }
+          run_i_ = run_begin_;
+          run_j_ = run_i_ + 1;
+        }
+      }
+      const std::uint32_t a = band_entries_[run_i_].second;
+      const std::uint32_t b = band_entries_[run_j_].second;
+      ++run_j_;
+      ++steps;
+      // Only in the first band the two share.
+      bool earlier = false;
+      for (int e = 0; e < band_ && !earlier; ++e) {
+        earlier = keys_[a * std::size_t{kLshBands} + e] == keys_[b * std::size_t{kLshBands} + e];
+      }
+      if (!earlier) candidates_.emplace_back(std::min(a, b), std::max(a, b));
+    }
+    if (!band_done) return true;
+    ++band_;
+    band_ready_ = false;
+  }
+  band_entries_ = {};
+  return !candidates_.empty();
+}
+
+void SimilarPairs::verify_candidates() {
+  verified_pairs_.clear();
+  const std::size_t n = candidates_.size();
+  std::size_t t = static_cast<std::size_t>(threads_);
+  t = std::min(t, std::max<std::size_t>(1, n / kMinPairsPerThread));
+  std::vector<std::vector<SetPair>> found(t);
+  run_parallel(static_cast<int>(t), n, 0, [&](std::size_t k, std::size_t begin, std::size_t end) {
+    auto& out = found[k];
+    for (std::size_t c = begin; c < end; ++c) {
+      const auto [a, b] = candidates_[c];
+      const std::size_t na = set_size(a);
+      const std::size_t nb = set_size(b);
+      if (jaccard_bound(na, nb) < threshold_) continue;
+      const std::uint64_t need = common_needed(na, nb, threshold_);
+      if (need > std::min(na, nb)) continue;
+      const std::uint64_t common = common_at_least(set_data(a), na, set_data(b), nb, need);
+      if (common < need) continue;
+      const double sim = jaccard_of(common, na, nb);
+      if (sim >= threshold_) out.push_back(SetPair{a, b, sim});
+    }
+  });
+  for (auto& f : found) verified_pairs_.insert(verified_pairs_.end(), f.begin(), f.end());
+  verified_ += n;
+}
+
+bool SimilarPairs::next_set_pairs(std::size_t work) {
+  if (phase_ == Phase::Adding) finish_adding();
+  phase_ = Phase::Candidates;
+  if (!gather_candidates(work)) {
+    verified_pairs_.clear();
+    phase_ = Phase::Done;
+    return false;
+  }
+  verify_candidates();
+  expand_pos_ = expand_x_ = expand_y_ = 0;
+  return true;
+}
+
+std::size_t SimilarPairs::expand(SimilarPair* out, std::size_t capacity) {
+  std::size_t count = 0;
+  // The pairs inside each group first: identical shingle sets, similarity 1.
+  while (!within_done_ && count < capacity) {
+    if (within_group_ >= groups()) {
+      within_done_ = true;
+      expand_x_ = expand_y_ = 0;
+      break;
+    }
+    const std::size_t lo = member_offsets_[within_group_];
+    const std::size_t size = member_offsets_[within_group_ + 1] - lo;
+    if (expand_y_ <= expand_x_) expand_y_ = expand_x_ + 1;
+    if (expand_x_ + 1 >= size) {
+      ++within_group_;
+      expand_x_ = 0;
+      expand_y_ = 1;
+      continue;
+    }
+    out[count++] = SimilarPair{member_ids_[lo + expand_x_], member_ids_[lo + expand_y_], 1.0};
+    if (++expand_y_ >= size) {
+      ++expand_x_;
+      expand_y_ = expand_x_ + 1;
+    }
+  }
+  if (!within_done_) return count;
+  // Then the members of each verified pair of groups, every one with every one.
+  while (count < capacity && expand_pos_ < verified_pairs_.size()) {
+    const SetPair& p = verified_pairs_[expand_pos_];
+    const std::size_t alo = member_offsets_[p.a];
+    const std::size_t asize = member_offsets_[p.a + 1] - alo;
+    const std::size_t blo = member_offsets_[p.b];
+    const std::size_t bsize = member_offsets_[p.b + 1] - blo;
+    const std::int64_t x = member_ids_[alo + expand_x_];
+    const std::int64_t y = member_ids_[blo + expand_y_];
+    out[count++] = SimilarPair{std::min(x, y), std::max(x, y), p.similarity};
+    if (++expand_y_ >= bsize) {
+      expand_y_ = 0;
+      if (++expand_x_ >= asize) {
+        expand_x_ = 0;
+        ++expand_pos_;
+      }
+    }
+  }
+  return count;
+}
+
+std::size_t SimilarPairs::next(SimilarPair* out, std::size_t capacity, std::size_t work) {
+  if (out == nullptr && capacity > 0) throw std::invalid_argument("null argument");
+  if (phase_ == Phase::Adding) finish_adding();
+  std::size_t count = 0;
+  bool searched = false;
+  for (;;) {
+    count += expand(out + count, capacity - count);
+    if (count == capacity || phase_ == Phase::Done) return count;
+    if (!within_done_) continue;
+    if (searched) return count;
+    next_set_pairs(work);
+    searched = true;
+  }
+}
+
+bool SimilarPairs::cluster_step(std::size_t work) {
+  if (phase_ == Phase::Adding) finish_adding();
+  if (parent_.empty() && groups() > 0) {
+    parent_.resize(groups());
+    union_find_init(parent_.data(), groups());
+    best_.assign(groups(), -1.0);
+    for (std::size_t s = 0; s < groups(); ++s) {
+      if (member_offsets_[s + 1] - member_offsets_[s] >= 2) best_[s] = 1.0;
+    }
+  }
+  if (phase_ == Phase::Done) return true;
+  if (!next_set_pairs(work)) return true;
+  for (const SetPair& p : verified_pairs_) {
+    union_find_unite(parent_.data(), p.a, p.b);
+    best_[p.a] = std::max(best_[p.a], p.similarity);
+    best_[p.b] = std::max(best_[p.b], p.similarity);
+  }
+  verified_pairs_.clear();
+  return false;
+}
+
+std::vector<SimilarClusterRow> SimilarPairs::cluster_rows() {
+  std::vector<SimilarClusterRow> rows;
+  const std::size_t g = groups();
+  if (g == 0) return rows;
+  // The smallest id of each component, at its root.
+  std::vector<std::int64_t> smallest(g, INT64_MAX);
+  for (std::size_t s = 0; s < g; ++s) {
+    const std::uint32_t root = union_find_root(parent_.data(), static_cast<std::uint32_t>(s));
+    smallest[root] = std::min(smallest[root], member_ids_[member_offsets_[s]]);
+  }
+  for (std::size_t s = 0; s < g; ++s) {
+    if (best_[s] < 0) continue;  // alone, and no other row with its text
+    const std::int64_t cluster = smallest[union_find_root(parent_.data(), static_cast<std::uint32_t>(s))];
+    for (std::size_t m = member_offsets_[s]; m < member_offsets_[s + 1]; ++m) {
+      rows.push_back(SimilarClusterRow{member_ids_[m], cluster, best_[s]});
+    }
+  }
+  std::sort(rows.begin(), rows.end(), [](const SimilarClusterRow& x, const SimilarClusterRow& y) {
+    return x.cluster_id != y.cluster_id ? x.cluster_id < y.cluster_id : x.id < y.id;
+  });
+  return rows;
+}
+
+}  // namespace simhash

@@ -1,0 +1,178 @@
+// Verified near duplicates of a whole collection: every pair of texts whose shingle sets
+// have a Jaccard similarity of at least a threshold, and the connected components of those
+// pairs. The engine of simhash_similar_pairs and simhash_similar_clusters, free of
+// PostgreSQL (the glue feeds it texts and drains its pairs; bench/similar_reference.cpp
+// runs it on files).
+//
+//   texts -> shingle sets (similarity.hpp; on worker threads), each text once
+//         -> identical sets grouped (by digest): a group's members are pairs of
+//            similarity 1, and the group is verified once for all of them
+//         -> candidates between groups: from 0.7, the MinHash LSH keys (minhash.hpp) of
+//            each distinct set, one band at a time sorted by key; the groups in a run of
+//            equal keys are candidates, each pair only in the first band the two share,
+//            so no pair is verified twice. Below 0.7, the pairs within a Hamming radius
+//            of the fingerprints the calibration names (near_pairs.hpp), joined.
+//         -> each candidate verified exactly: a merge of the two sorted sets that stops
+//            as soon as the threshold is out of reach (on worker threads)
+//         -> pairs of rows, or a union-find over the groups for clusters.
+//
+// The work after add() is done in bounded steps (step(), next()), so a caller can check
+// for interrupts and report progress between them. Worker threads run only inside add()
+// and next(), never touch the caller's state, start with every signal blocked (signals
+// reach the caller's thread only), and hand back any exception to the calling thread,
+// which rethrows it after they have all finished.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/no_postgres.hpp"
+#include "core/text_options.hpp"
+
+namespace simhash {
+
+// How candidates are found for a threshold (the calibration of docs/verified.md, measured
+// with bench/eval_natural.cpp): `lsh` = pairs sharing a simhash_lsh key; otherwise pairs
+// within max_distance of simhash(text, tokenizer, n, 'binary').
+struct SimilarRecipe {
+  bool lsh;
+  TokenizerKind tokenizer;
+  int n;
+  int max_distance;  // -1 for lsh
+};
+
+// The recipes for a threshold, 1 or 2 (the candidates of two are joined). Throws
+// std::invalid_argument unless 0 < min_similarity <= 1.
+std::vector<SimilarRecipe> similar_recipes(double min_similarity);
+
+// A verified pair of rows: id1 < id2.
+struct SimilarPair {
+  std::int64_t id1;
+  std::int64_t id2;
+  double similarity;
+};
+
+// A row of a cluster: the row's id, the smallest id of its component, and its highest
+// similarity to another row of the component.
+struct SimilarClusterRow {
+  std::int64_t id;
+  std::int64_t cluster_id;
+  double similarity;
+};
+
+class SimilarPairs {
+ public:
+  // Throws std::invalid_argument unless 0 < min_similarity <= 1. threads >= 1.
+  SimilarPairs(double min_similarity, int threads);
+  SimilarPairs(const SimilarPairs&) = delete;
+  SimilarPairs& operator=(const SimilarPairs&) = delete;
+
+  // Adds n rows: ids and UTF-8 texts (the caller's memory, read during the call only).
+  // Texts without a character (an empty shingle set) are left out, as in simhash_jaccard
+  // (undefined similarity). Shingles on the engine's threads.
+  void add(const std::int64_t* ids, const std::string_view* texts, std::size_t n);
+
+  // Rows added (with a character) and distinct shingle sets among them.
+  std::size_t rows() const noexcept { return row_ids_.size(); }
+  std::size_t groups() const noexcept { return set_offsets_.empty() ? 0 : set_offsets_.size() - 1; }
+  // Bytes held now (vectors' capacities; the hash map estimated).
+  std::size_t memory_bytes() const noexcept;
+
+  // After the last add(): the smallest id that occurs twice, if any (the caller's error).
+  std::optional<std::int64_t> duplicate_id();
+
+  // Writes up to `capacity` pairs into out and returns how many, after verifying about
+  // `work` candidates at most; 0 with done() true when every pair has been written. Every
+  // pair comes out exactly once, in no particular order.
+  std::size_t next(SimilarPair* out, std::size_t capacity, std::size_t work);
+  bool done() const noexcept { return phase_ == Phase::Done; }
+
+  // Clusters instead of pairs: call cluster_step() until it returns true (each call
+  // verifies about `work` candidates), then cluster_rows() writes every row that has a
+  // similar row, ordered by cluster_id, then id.
+  bool cluster_step(std::size_t work);
+  std::vector<SimilarClusterRow> cluster_rows();
+
+  // Progress for reports: the candidate source being walked (a band, or a recipe's pairs)
+  // out of how many, and candidates verified so far.
+  int stage() const noexcept { return band_; }
+  int stages() const noexcept;
+  std::uint64_t verified() const noexcept { return verified_; }
+
+ private:
+  enum class Phase { Adding, Groups, Candidates, Done };
+  struct SetPair {
+    std::uint32_t a;
+    std::uint32_t b;
+    double similarity;
+  };
+
+  void finish_adding();
+  void prepare_band();
+  void prepare_recipes();
+  // Fills candidates_ with up to `work` candidate pairs of groups; false when none is left.
+  bool gather_candidates(std::size_t work);
+  // Verifies candidates_ (on threads) into verified_pairs_.
+  void verify_candidates();
+  // The verified group pairs of the next batch (and the within-group pairs first).
+  bool next_set_pairs(std::size_t work);
+  std::size_t expand(SimilarPair* out, std::size_t capacity);
+
+  const std::uint64_t* set_data(std::uint32_t s) const noexcept {
+    return set_hashes_.data() + set_offsets_[s];
+  }
+  std::size_t set_size(std::uint32_t s) const noexcept {
+    return static_cast<std::size_t>(set_offsets_[s + 1] - set_offsets_[s]);
+  }
+
+  double threshold_;
+  int threads_;
+  std::vector<SimilarRecipe> recipes_;
+  Phase phase_ = Phase::Adding;
+
+  // Rows: id and group.
+  std::vector<std::int64_t> row_ids_;
+  std::vector<std::uint32_t> row_set_;
+  // Fingerprints of each row for the SimHash recipes (recipes_.size() per row).
+  std::vector<std::uint64_t> row_fps_;
+  // Distinct sets: hashes of set s in [set_offsets_[s], set_offsets_[s + 1]).
+  std::vector<std::uint64_t> set_hashes_;
+  std::vector<std::uint64_t> set_offsets_;
+  std::unordered_map<std::uint64_t, std::uint32_t> set_of_digest_;
+  // Members of each group, ascending ids: member_ids_[member_offsets_[s] ...].
+  std::vector<std::int64_t> member_ids_;
+  std::vector<std::uint32_t> member_offsets_;
+  // LSH keys, kLshBands per group.
+  std::vector<std::int64_t> keys_;
+
+  // Candidate generation.
+  int band_ = 0;                 // the band (lsh) being walked
+  bool band_ready_ = false;      // band_entries_ holds band_, sorted
+  std::vector<std::pair<std::int64_t, std::uint32_t>> band_entries_;  // (key, group), sorted
+  std::size_t run_begin_ = 0, run_end_ = 0, run_i_ = 0, run_j_ = 0;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> recipe_pairs_;  // simhash recipes
+  std::size_t recipe_pos_ = 0;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> candidates_;
+  std::vector<SetPair> verified_pairs_;
+  std::uint64_t verified_ = 0;
+
+  // Expansion of verified_pairs_ (and of the groups' own pairs) into row pairs.
+  std::size_t expand_pos_ = 0;
+  std::size_t expand_x_ = 0, expand_y_ = 0;
+  std::uint32_t within_group_ = 0;  // next group whose inner pairs are written
+  bool within_done_ = false;
+
+  // Clusters: a union-find over groups, and each group's best similarity to another.
+  std::vector<std::uint32_t> parent_;
+  std::vector<double> best_;
+};
+
+// The binary-weighted fingerprint of a text with a tokenizer and n, as
+// simhash(text, tokenizer, n, 'binary'); nullopt for a text without features.
+std::optional<std::uint64_t> binary_fingerprint(std::string_view text, TokenizerKind tokenizer,
+                                                int n);
+
+}  // namespace simhash

@@ -1,0 +1,240 @@
+#include "core/similar_pairs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/hamming.hpp"
+#include "core/minhash.hpp"
+#include "core/similarity.hpp"
+
+namespace simhash {
+namespace {
+
+// Families of near-duplicate texts: a base of random words, copies with a few words
+// changed, dropped or added, exact copies, copies differing only in case and punctuation
+// (the same shingle set), a few texts without a character, and unrelated texts.
+std::vector<std::string> make_texts(std::uint32_t seed, int families) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> word(0, 499);
+  auto random_words = [&](int count) {
+    std::vector<std::string> w;
+    for (int i = 0; i < count; ++i) w.push_back("w" + std::to_string(word(rng)));
+    return w;
+  };
+  auto join = [](const std::vector<std::string>& w) {
+    std::string s;
+    for (const auto& x : w) s += (s.empty() ? "" : " ") + x;
+    return s;
+  };
+  std::vector<std::string> texts;
+  for (int f = 0; f < families; ++f) {
+    const auto base = random_words(20 + static_cast<int>(rng() % 40));
+    texts.push_back(join(base));
+    const int copies = static_cast<int>(rng() % 6);
+    for (int c = 0; c < copies; ++c) {
+      auto w = base;
+      switch (rng() % 5) {
+        case 0:
+          texts.push_back(join(w));  // exact copy
+          break;
+        case 1: {
+          std::string s = join(w);
+          for (auto& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+          texts.push_back(s + "!!");  // same shingles
+          break;
+        }
+        default: {
+          const int edits = 1 + static_cast<int>(rng() % 8);
+          for (int e = 0; e < edits && !w.empty(); ++e) {
+            const std::size_t at = rng() % w.size();
+            switch (rng() % 3) {
+              case 0: w[at] = "x" + std::to_string(word(rng)); break;
+              case 1: w.erase(w.begin() + static_cast<std::ptrdiff_t>(at)); break;
+              default: w.insert(w.begin() + static_cast<std::ptrdiff_t>(at), "y" + std::to_string(word(rng)));
+            }
+          }
+          texts.push_back(join(w));
+        }
+      }
+    }
+  }
+  texts.push_back("");
+  texts.push_back("  ... !!! ");
+  texts.push_back("tiny");
+  texts.push_back("TINY.");
+  return texts;
+}
+
+using PairKey = std::tuple<std::int64_t, std::int64_t, double>;
+
+// The reference: every pair of texts with characters whose sets are identical, or whose
+// groups' (identical sets') candidates meet as the recipes say, and whose Jaccard is at
+// least t. Ids are 1000 - 3 i (not in row order).
+std::set<PairKey> reference_pairs(const std::vector<std::string>& texts, double t) {
+  const auto recipes = similar_recipes(t);
+  const std::size_t n = texts.size();
+  std::vector<std::vector<std::uint64_t>> sets(n);
+  std::vector<std::int64_t> ids(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    sets[i] = shingle_set(texts[i]);
+    ids[i] = 1000 - 3 * static_cast<std::int64_t>(i);
+  }
+  // Each group's representative: the row with the smallest id among identical sets.
+  std::vector<std::size_t> rep(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    rep[i] = i;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (sets[j] == sets[i] && ids[j] < ids[rep[i]]) rep[i] = j;
+    }
+  }
+  std::set<PairKey> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (sets[i].empty()) continue;
+    for (std::size_t j = i + 1; j < n; ++j) {
+      if (sets[j].empty()) continue;
+      bool candidate = sets[i] == sets[j];
+      for (const auto& r : recipes) {
+        if (candidate) break;
+        if (r.lsh) {
+          const auto ki = lsh_keys(sets[i].data(), sets[i].size());
+          const auto kj = lsh_keys(sets[j].data(), sets[j].size());
+          for (int b = 0; b < kLshBands; ++b) candidate = candidate || ki[b] == kj[b];
+        } else {
+          const auto fi = binary_fingerprint(texts[rep[i]], r.tokenizer, r.n);
+          const auto fj = binary_fingerprint(texts[rep[j]], r.tokenizer, r.n);
+          candidate = fi && fj && hamming(*fi, *fj) <= r.max_distance;
+        }
+      }
+      if (!candidate) continue;
+      const double sim = jaccard(overlap(sets[i].data(), sets[i].size(), sets[j].data(), sets[j].size()));
+      if (sim >= t) out.emplace(std::min(ids[i], ids[j]), std::max(ids[i], ids[j]), sim);
+    }
+  }
+  return out;
+}
+
+std::set<PairKey> engine_pairs(const std::vector<std::string>& texts, double t, int threads,
+                               std::size_t batch, std::size_t capacity, std::size_t work) {
+  SimilarPairs engine(t, threads);
+  std::vector<std::int64_t> ids;
+  std::vector<std::string_view> views;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    ids.push_back(1000 - 3 * static_cast<std::int64_t>(i));
+    views.emplace_back(texts[i]);
+  }
+  for (std::size_t at = 0; at < texts.size(); at += batch) {
+    const std::size_t n = std::min(batch, texts.size() - at);
+    engine.add(ids.data() + at, views.data() + at, n);
+  }
+  EXPECT_FALSE(engine.duplicate_id().has_value());
+  std::set<PairKey> out;
+  std::vector<SimilarPair> buf(capacity);
+  for (int guard = 0; guard < 10000000; ++guard) {
+    const std::size_t got = engine.next(buf.data(), buf.size(), work);
+    for (std::size_t i = 0; i < got; ++i) {
+      EXPECT_LT(buf[i].id1, buf[i].id2);
+      const bool fresh = out.emplace(buf[i].id1, buf[i].id2, buf[i].similarity).second;
+      EXPECT_TRUE(fresh) << "pair written twice: " << buf[i].id1 << " " << buf[i].id2;
+    }
+    if (got == 0 && engine.done()) break;
+  }
+  EXPECT_TRUE(engine.done());
+  return out;
+}
+
+TEST(SimilarPairs, MatchesTheReferenceAtEveryThreshold) {
+  const auto texts = make_texts(7, 60);
+  for (const double t : {0.3, 0.5, 0.65, 0.7, 0.8, 0.9, 1.0}) {
+    const auto expected = reference_pairs(texts, t);
+    EXPECT_GT(expected.size(), 10U) << t;
+    EXPECT_EQ(engine_pairs(texts, t, 1, 1000, 4096, 1 << 20), expected) << t;
+  }
+}
+
+TEST(SimilarPairs, ThreadsBatchesAndBudgetsDoNotChangeTheAnswer) {
+  const auto texts = make_texts(11, 120);
+  for (const double t : {0.5, 0.8}) {
+    const auto expected = reference_pairs(texts, t);
+    EXPECT_EQ(engine_pairs(texts, t, 3, 7, 1, 1), expected) << t;
+    EXPECT_EQ(engine_pairs(texts, t, 2, 1000, 3, 5), expected) << t;
+    EXPECT_EQ(engine_pairs(texts, t, 4, 64, 100, 17), expected) << t;
+  }
+}
+
+TEST(SimilarPairs, ClustersAreTheComponentsOfThePairs) {
+  const auto texts = make_texts(13, 80);
+  const double t = 0.8;
+  const auto pairs = reference_pairs(texts, t);
+  // Components of the reference pairs by a plain union over ids.
+  std::map<std::int64_t, std::int64_t> parent;
+  std::function<std::int64_t(std::int64_t)> find = [&](std::int64_t x) {
+    while (parent[x] != x) x = parent[x];
+    return x;
+  };
+  std::map<std::int64_t, double> best;
+  for (const auto& [a, b, s] : pairs) {
+    parent.emplace(a, a);
+    parent.emplace(b, b);
+    const std::int64_t ra = find(a);
+    const std::int64_t rb = find(b);
+    parent[std::max(ra, rb)] = std::min(ra, rb);
+    best[a] = std::max(best.count(a) ? best[a] : 0.0, s);
+    best[b] = std::max(best.count(b) ? best[b] : 0.0, s);
+  }
+  std::vector<SimilarClusterRow> expected;
+  for (const auto& [id, p] : parent) expected.push_back({id, find(id), best[id]});
+  std::sort(expected.begin(), expected.end(), [](const auto& x, const auto& y) {
+    return x.cluster_id != y.cluster_id ? x.cluster_id < y.cluster_id : x.id < y.id;
+  });
+
+  SimilarPairs engine(t, 2);
+  std::vector<std::int64_t> ids;
+  std::vector<std::string_view> views;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    ids.push_back(1000 - 3 * static_cast<std::int64_t>(i));
+    views.emplace_back(texts[i]);
+  }
+  engine.add(ids.data(), views.data(), ids.size());
+  while (!engine.cluster_step(10)) {
+  }
+  const auto rows = engine.cluster_rows();
+  ASSERT_EQ(rows.size(), expected.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].id, expected[i].id);
+    EXPECT_EQ(rows[i].cluster_id, expected[i].cluster_id);
+    EXPECT_DOUBLE_EQ(rows[i].similarity, expected[i].similarity);
+  }
+}
+
+TEST(SimilarPairs, DuplicateIdsAndBadThresholds) {
+  SimilarPairs engine(0.8, 1);
+  const std::int64_t ids[] = {5, 3, 5};
+  const std::string_view texts[] = {"a b c d e f", "x y z", "a b c d e f g"};
+  engine.add(ids, texts, 3);
+  ASSERT_TRUE(engine.duplicate_id().has_value());
+  EXPECT_EQ(*engine.duplicate_id(), 5);
+  EXPECT_THROW(SimilarPairs(0.0, 1), std::invalid_argument);
+  EXPECT_THROW(SimilarPairs(1.5, 1), std::invalid_argument);
+  EXPECT_THROW(SimilarPairs(std::nan(""), 1), std::invalid_argument);
+}
+
+TEST(SimilarPairs, EmptyInput) {
+  SimilarPairs engine(0.8, 2);
+  SimilarPair buf[4];
+  EXPECT_EQ(engine.next(buf, 4, 100), 0U);
+  EXPECT_TRUE(engine.done());
+  SimilarPairs clusters(0.5, 2);
+  EXPECT_TRUE(clusters.cluster_step(100));
+  EXPECT_TRUE(clusters.cluster_rows().empty());
+}
+
+}  // namespace
+}  // namespace simhash
