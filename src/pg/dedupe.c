@@ -55,6 +55,7 @@
 #include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
+#include "utils/builtins.h"
 #include "utils/partcache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -186,8 +187,9 @@ find_near_duplicate(DedupeConfig *c, Relation rel, HeapTuple old, RowWork *w, Fo
 
 /*
  * Policy link would write into the caller's row the key of a row the caller may not read
- * (row-level security, or no SELECT on the key): refused, as a reject would be, telling no
- * more than that such a row exists (what a unique index tells).
+ * (row-level security, or no SELECT on its key, text or key column; see
+ * may_read_near_duplicate()): refused, as a reject would be, telling no more than that
+ * such a row exists (what a unique index tells).
  */
 static void
 refuse_hidden_link(DedupeConfig *c, Relation rel, Trigger *tg)
@@ -197,8 +199,9 @@ refuse_hidden_link(DedupeConfig *c, Relation rel, Trigger *tg)
 			 errmsg("new row for relation \"%s\" is a near duplicate of a row the current user cannot read",
 					RelationGetRelationName(rel)),
 			 errdetail("Trigger \"%s\" would link the new row to that row's key.", tg->tgname),
-			 errhint("Grant SELECT on the key column %s (without row-level security on the table), or use policy reject or skip.",
-					 c->key_names)));
+			 errhint("Grant SELECT on the columns %s, %s and %s (without row-level security on the table), or use policy reject or skip.",
+					 c->key_names, quote_identifier(tg->tgargs[0]),
+					 quote_identifier(tg->tgargs[1]))));
 }
 
 /* Policy reject: 23505, naming the near duplicate's key if the caller may read it. */
