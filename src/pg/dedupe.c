@@ -35,14 +35,17 @@
  * every other writer out; once it holds that lock, or the user took it with LOCK TABLE
  * before a bulk load, no advisory lock is needed. If another writer keeps the table busy
  * until this transaction has taken a quarter of the shared lock table (lock_budget()),
- * the trigger waits for the table lock.
+ * the trigger waits for the table lock. All this only for a role that LOCK TABLE would let
+ * take that lock (UPDATE, DELETE or TRUNCATE on the table); any other keeps to advisory
+ * locks and, past the budget, is refused (dedupe_locks.c).
  *
  * The search uses the block indexes of simhash_create_index() directly (one B-tree probe
  * per block value, through the planner's own choice of radii), or the GIN index of the LSH
  * keys (one bitmap scan); without them it reads the whole table, and says so in a NOTICE
  * once per session. Like a unique index, it sees every
  * row of the table, whatever the caller's privileges and row-level security policies; a
- * reject message shows the other row's key only to callers allowed to read it.
+ * message shows the other row's key, distance or similarity only to callers allowed to
+ * read its key, text and key columns (may_read_near_duplicate() in dedupe_search.c).
  *
  * The code is split by step (dedupe.h maps the files): this file holds the entry point,
  * the keys of a row, the search of every target under the locks, and the policies.

@@ -174,7 +174,7 @@ refuse_past_budget(DedupeConfig *c)
 			 errmsg("simhash_dedupe: this transaction has taken all the lock keys it may take, and the current user may not lock table \"%s\" instead",
 					get_rel_name(c->root)),
 			 errdetail("The trigger's advisory locks of this transaction fill a quarter of the shared lock table. Past that the trigger keeps other writers out with SHARE ROW EXCLUSIVE on the table instead, which LOCK TABLE allows only to roles with UPDATE, DELETE or TRUNCATE privilege on it."),
-			 errhint("Write fewer rows in one transaction, or load as a role that may lock the table, after LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE.",
+			 errhint("Write fewer rows in one transaction, raise max_locks_per_transaction, or load as a role that may lock the table, after LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE.",
 					 table)));
 }
 
