@@ -34,6 +34,7 @@ REGRESS = \
 	simhash_search \
 	simhash_dedupe \
 	simhash_dedupe_view \
+	simhash_dedupe_security \
 	simhash_pairs \
 	simhash_similar \
 	simhash_hostile \
@@ -50,7 +51,8 @@ ISOLATION = \
 	simhash_dedupe_read_committed \
 	simhash_dedupe_snapshot \
 	simhash_dedupe_policies \
-	simhash_dedupe_similarity
+	simhash_dedupe_similarity \
+	simhash_dedupe_privileges
 ISOLATION_OPTS = --inputdir=. --outputdir=output_iso
 
 # TAP tests (t/*.pl, PostgreSQL::Test::Cluster): crash recovery, a streaming replica, a

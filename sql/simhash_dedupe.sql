@@ -253,14 +253,16 @@ INSERT INTO secret (id, body) VALUES (4, 'A TEXT OF THE WRITER''S OWN, about not
 SELECT id, dup_of FROM secret ORDER BY id;
 RESET ROLE;
 DROP TABLE secret;
--- a column grant on the key is enough, on a partitioned table too (granted on the parent,
--- where the writer writes, not on the partition that holds the row)
+-- column grants on the key, the text and the fingerprint are enough (what the link tells
+-- comes from them), on a partitioned table too (granted on the parent, where the writer
+-- writes, not on the partition that holds the row); sql/simhash_dedupe_security.sql
+-- checks that the key alone is not
 CREATE TABLE pkeyed (id integer PRIMARY KEY, body text, fp bigint, dup_of integer) PARTITION BY RANGE (id);
 CREATE TABLE pkeyed_a PARTITION OF pkeyed FOR VALUES FROM (0) TO (1000);
 CREATE TRIGGER dedupe BEFORE INSERT ON pkeyed FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'link', 'dup_of');
 INSERT INTO pkeyed (id, body) SELECT 1, body FROM texts WHERE name = 'gpl';
 GRANT INSERT ON pkeyed TO regress_simhash_writer;
-GRANT SELECT (id) ON pkeyed TO regress_simhash_writer;
+GRANT SELECT (id, body, fp) ON pkeyed TO regress_simhash_writer;
 SET ROLE regress_simhash_writer;
 INSERT INTO pkeyed (id, body) VALUES (2, 'this program is free software you can redistribute it and or modify it under the terms of the gnu general public license as published by the free software foundation');
 RESET ROLE;

@@ -35,14 +35,17 @@
  * every other writer out; once it holds that lock, or the user took it with LOCK TABLE
  * before a bulk load, no advisory lock is needed. If another writer keeps the table busy
  * until this transaction has taken a quarter of the shared lock table (lock_budget()),
- * the trigger waits for the table lock.
+ * the trigger waits for the table lock. All this only for a role that LOCK TABLE would let
+ * take that lock (UPDATE, DELETE or TRUNCATE on the table); any other keeps to advisory
+ * locks and, past the budget, is refused (dedupe_locks.c).
  *
  * The search uses the block indexes of simhash_create_index() directly (one B-tree probe
  * per block value, through the planner's own choice of radii), or the GIN index of the LSH
  * keys (one bitmap scan); without them it reads the whole table, and says so in a NOTICE
  * once per session. Like a unique index, it sees every
  * row of the table, whatever the caller's privileges and row-level security policies; a
- * reject message shows the other row's key only to callers allowed to read it.
+ * message shows the other row's key, distance or similarity only to callers allowed to
+ * read its key, text and key columns (may_read_near_duplicate() in dedupe_search.c).
  *
  * The code is split by step (dedupe.h maps the files): this file holds the entry point,
  * the keys of a row, the search of every target under the locks, and the policies.
@@ -55,6 +58,7 @@
 #include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
+#include "utils/builtins.h"
 #include "utils/partcache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -186,8 +190,9 @@ find_near_duplicate(DedupeConfig *c, Relation rel, HeapTuple old, RowWork *w, Fo
 
 /*
  * Policy link would write into the caller's row the key of a row the caller may not read
- * (row-level security, or no SELECT on the key): refused, as a reject would be, telling no
- * more than that such a row exists (what a unique index tells).
+ * (row-level security, or no SELECT on its key, text or key column; see
+ * may_read_near_duplicate()): refused, as a reject would be, telling no more than that
+ * such a row exists (what a unique index tells).
  */
 static void
 refuse_hidden_link(DedupeConfig *c, Relation rel, Trigger *tg)
@@ -197,8 +202,9 @@ refuse_hidden_link(DedupeConfig *c, Relation rel, Trigger *tg)
 			 errmsg("new row for relation \"%s\" is a near duplicate of a row the current user cannot read",
 					RelationGetRelationName(rel)),
 			 errdetail("Trigger \"%s\" would link the new row to that row's key.", tg->tgname),
-			 errhint("Grant SELECT on the key column %s (without row-level security on the table), or use policy reject or skip.",
-					 c->key_names)));
+			 errhint("Grant SELECT on the columns %s, %s and %s (without row-level security on the table), or use policy reject or skip.",
+					 c->key_names, quote_identifier(tg->tgargs[0]),
+					 quote_identifier(tg->tgargs[1]))));
 }
 
 /* Policy reject: 23505, naming the near duplicate's key if the caller may read it. */

@@ -74,6 +74,8 @@ typedef struct DedupeConfig
 	DedupePolicy policy;
 	int			nkeys;			/* primary key columns of root; 0: none (ctid is shown) */
 	AttrNumber	root_keys[INDEX_MAX_KEYS];	/* their numbers in root */
+	AttrNumber	root_text_attno;	/* the text and key columns, numbered in root: what */
+	AttrNumber	root_fp_attno;	/* a distance or similarity in a message comes from */
 	char	   *key_names;		/* "id" or "a, b", for messages */
 	int			ntargets;
 	DedupeTarget *targets;

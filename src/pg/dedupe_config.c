@@ -570,6 +570,8 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 	/* Near duplicates are looked for in the whole partition tree. */
 	c->root = rel->rd_rel->relispartition ? llast_oid(get_partition_ancestors(c->relid)) : c->relid;
 	root = relation_open(c->root, AccessShareLock);
+	c->root_text_attno = get_attnum(c->root, tg->tgargs[0]);
+	c->root_fp_attno = get_attnum(c->root, tg->tgargs[1]);
 	find_keys(c, rel, root, tg);
 	check_layout(c, nsp, root, tg);
 	make_targets(c, root, tg, nsp);

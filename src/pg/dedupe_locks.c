@@ -3,6 +3,13 @@
  * lock keys of a row, the transaction-scoped advisory locks on them, and, once a
  * transaction has taken many on one table, SHARE ROW EXCLUSIVE on the table instead, within
  * a budget of the shared lock table.
+ *
+ * The table lock keeps every other writer (and VACUUM) out, so the trigger takes it only
+ * for a role that LOCK TABLE would let take it: one with UPDATE, DELETE or TRUNCATE
+ * privilege on the table. A role that may only insert keeps to the lock keys, each of
+ * which holds back only the writers of rows that share it, as a unique index's entries
+ * do; once its transaction has taken the whole budget, the trigger refuses the next row
+ * (53400) rather than take a lock the role could not take itself.
  */
 #include "postgres.h"
 
@@ -11,6 +18,9 @@
 #include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
 
 #include "capi/search_capi.h"
 #include "capi/similarity_capi.h"
@@ -139,6 +149,35 @@ lock_tables(DedupeConfig *c, bool wait)
 	return true;
 }
 
+/*
+ * True when LOCK TABLE would let the current user lock the table in SHARE ROW EXCLUSIVE
+ * mode (LockTableAclCheck() of PostgreSQL: UPDATE, DELETE or TRUNCATE privilege on the
+ * table named; it then locks every partition without checking theirs, as lock_tables()
+ * does).
+ */
+static bool
+may_lock_table(DedupeConfig *c)
+{
+	return pg_class_aclcheck(c->root, GetUserId(),
+							 ACL_UPDATE | ACL_DELETE | ACL_TRUNCATE) == ACLCHECK_OK;
+}
+
+/* The budget is spent and the current user may not lock the table: the row is refused. */
+static void
+refuse_past_budget(DedupeConfig *c)
+{
+	char	   *table = DatumGetCString(DirectFunctionCall1(regclassout,
+															ObjectIdGetDatum(c->root)));
+
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("simhash_dedupe: this transaction has taken all the lock keys it may take, and the current user may not lock table \"%s\" instead",
+					get_rel_name(c->root)),
+			 errdetail("The trigger's advisory locks of this transaction fill a quarter of the shared lock table. Past that the trigger keeps other writers out with SHARE ROW EXCLUSIVE on the table instead, which LOCK TABLE allows only to roles with UPDATE, DELETE or TRUNCATE privilege on it."),
+			 errhint("Write fewer rows in one transaction, raise max_locks_per_transaction, or load as a role that may lock the table, after LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE.",
+					 table)));
+}
+
 static int
 compare_uint32(const void *a, const void *b)
 {
@@ -204,8 +243,13 @@ serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n)
 		 */
 		bool		wait = xact_locks >= lock_budget();
 
-		if (lock_tables(c, wait))
-			return;
+		if (may_lock_table(c))
+		{
+			if (lock_tables(c, wait))
+				return;
+		}
+		else if (wait)
+			refuse_past_budget(c);
 		count->next_try = count->locks + retry_step();
 	}
 	for (size_t i = 0; i < n; i++)

@@ -30,20 +30,45 @@
 #include "pg/similarity.h"
 #include "pg/simhash_pg.h"
 
+/*
+ * Whether the current user may learn which row is the near duplicate and how near it is:
+ * its key columns, and the text and key columns its distance or similarity comes from,
+ * are all readable (SELECT on the table, or on each of those columns), and the table has
+ * no row-level security for this user (the trigger does not evaluate policies, so every
+ * row then counts as hidden). Privileges on the table the caller writes to: a partition's
+ * own do not count. Without a primary key, the row is named by its ctid, which needs
+ * SELECT on the table.
+ */
+static bool
+may_read_near_duplicate(DedupeConfig *c)
+{
+	Oid			user = GetUserId();
+
+	if (check_enable_rls(c->root, InvalidOid, true) == RLS_ENABLED)
+		return false;
+	if (pg_class_aclcheck(c->root, user, ACL_SELECT) == ACLCHECK_OK)
+		return true;
+	if (c->nkeys == 0 ||
+		pg_attribute_aclcheck(c->root, c->root_text_attno, user, ACL_SELECT) != ACLCHECK_OK ||
+		pg_attribute_aclcheck(c->root, c->root_fp_attno, user, ACL_SELECT) != ACLCHECK_OK)
+		return false;
+	for (int i = 0; i < c->nkeys; i++)
+		if (pg_attribute_aclcheck(c->root, c->root_keys[i], user, ACL_SELECT) != ACLCHECK_OK)
+			return false;
+	return true;
+}
+
 /* "(id)=(42)" for the key of the row in slot, or NULL when the caller may not read it. */
 static char *
 describe_key(DedupeConfig *c, DedupeTarget *t, TupleTableSlot *slot)
 {
 	StringInfoData buf;
-	Oid			user = GetUserId();
 
-	if (check_enable_rls(c->root, InvalidOid, true) == RLS_ENABLED)
+	if (!may_read_near_duplicate(c))
 		return NULL;
 	initStringInfo(&buf);
 	if (c->nkeys == 0)
 	{
-		if (pg_class_aclcheck(c->root, user, ACL_SELECT) != ACLCHECK_OK)
-			return NULL;
 		appendStringInfo(&buf, "(ctid)=((%u,%u))",
 						 ItemPointerGetBlockNumber(&slot->tts_tid),
 						 ItemPointerGetOffsetNumber(&slot->tts_tid));
@@ -58,10 +83,6 @@ describe_key(DedupeConfig *c, DedupeTarget *t, TupleTableSlot *slot)
 		Oid			out;
 		bool		varlena;
 
-		/* Privileges on the table the caller writes to (a partition's own do not count). */
-		if (pg_class_aclcheck(c->root, user, ACL_SELECT) != ACLCHECK_OK &&
-			pg_attribute_aclcheck(c->root, c->root_keys[i], user, ACL_SELECT) != ACLCHECK_OK)
-			return NULL;
 		d = slot_getattr(slot, attno, &isnull);
 		getTypeOutputInfo(TupleDescAttr(slot->tts_tupleDescriptor, attno - 1)->atttypid,
 						  &out, &varlena);
@@ -103,8 +124,11 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 					 c->min_similarity > 0
 					 ? errdetail("A row with a similarity of at least %g was committed after this transaction's snapshot was taken.",
 								 c->min_similarity)
-					 : errdetail("A row within Hamming distance %d was committed after this transaction's snapshot was taken.",
-								 distance),
+					 : may_read_near_duplicate(c)
+					 ? errdetail("A row within Hamming distance %d was committed after this transaction's snapshot was taken.",
+								 distance)
+					 : errdetail("A row you cannot read, within the Hamming distance %d that the trigger allows, was committed after this transaction's snapshot was taken.",
+								 c->k),
 					 errhint("The transaction might succeed if retried.")));
 	}
 	if (c->policy == POLICY_LINK)

@@ -34,8 +34,10 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "parser/parsetree.h"
 #include "rewrite/rewriteHandler.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
@@ -94,6 +96,32 @@ map_view_columns(DedupeConfig *c, Relation view, Trigger *tg)
 							RelationGetRelationName(view), get_rel_name(c->root)),
 					 errdetail("Trigger \"%s\" inserts each row written to the view into the table.",
 							   tg->tgname)));
+}
+
+/*
+ * The writer must have the rights the trigger's queries will use on the table, checked
+ * before the trigger takes any lock (on the table or on lock keys): INSERT on every column
+ * it inserts, and SELECT on the table (or on every column) for the search. Otherwise a
+ * role that may only read the table could put the trigger on a view of its own (a TEMP
+ * one will do) and, with skip or reject, which insert nothing, hold the table's locks
+ * against its writers. The table trigger needs no such check: PostgreSQL has checked the
+ * INSERT or UPDATE of the statement before the trigger fires.
+ */
+static void
+check_view_writer(DedupeConfig *c, Relation view)
+{
+	Oid			user = GetUserId();
+	TupleDesc	desc = RelationGetDescr(view);
+	bool		may_insert = pg_class_aclcheck(c->root, user, ACL_INSERT) == ACLCHECK_OK;
+
+	for (int i = 0; i < desc->natts && !may_insert; i++)
+		if (!TupleDescAttr(desc, i)->attisdropped && c->to_base[i] > 0 &&
+			get_attgenerated(c->root, c->to_base[i]) == '\0' &&
+			pg_attribute_aclcheck(c->root, c->to_base[i], user, ACL_INSERT) != ACLCHECK_OK)
+			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(c->root));
+	if (pg_class_aclcheck(c->root, user, ACL_SELECT) != ACLCHECK_OK &&
+		pg_attribute_aclcheck_all(c->root, user, ACL_SELECT, ACLMASK_ALL) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(c->root));
 }
 
 /* Column attno of the view must be the table's column of the same name. */
@@ -187,10 +215,13 @@ make_view_config(FunctionCallInfo fcinfo, TriggerData *td)
 	c->tgoid = tg->tgoid;
 	c->relid = RelationGetRelid(view);
 	map_view_columns(c, view, tg);
+	check_view_writer(c, view);
 	parse_text_column(c, view, tg);
 	parse_limit(c, tg);
 	parse_key_column(c, view, tg, nsp);
 	parse_policy(c, tg);
+	c->root_text_attno = c->to_base[c->text_attno - 1];
+	c->root_fp_attno = c->to_base[c->fp_attno - 1];
 
 	root = relation_open(c->root, AccessShareLock);
 	if (simhash_citus_is_distributed(c->root) && !simhash_citus_is_coordinator())
@@ -426,6 +457,8 @@ dedupe_through_view(FunctionCallInfo fcinfo, TriggerData *td)
 				 errdetail("Its search must see the rows that committed while it waited for its locks.")));
 	if (c == NULL || c->tgoid != td->tg_trigger->tgoid || c->relid != RelationGetRelid(view))
 		fcinfo->flinfo->fn_extra = c = make_view_config(fcinfo, td);
+	else
+		check_view_writer(c, view);
 
 	root = table_open(c->root, RowExclusiveLock);
 	view_row_keys(c, root, tuple, RelationGetDescr(view), &w);

@@ -1,0 +1,138 @@
+-- The simhash_dedupe() trigger and writers with few rights: what a writer learns about a
+-- row it cannot read (column privileges here; row-level security in simhash_dedupe), and
+-- which locks the trigger takes for it. The serialization failure, and whether such a
+-- writer holds back the owner's writes: specs/simhash_dedupe_privileges.spec.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+DROP ROLE IF EXISTS regress_simhash_sec_writer;
+DROP ROLE IF EXISTS regress_simhash_sec_reader;
+RESET client_min_messages;
+\set VERBOSITY default
+CREATE ROLE regress_simhash_sec_writer;
+CREATE ROLE regress_simhash_sec_reader;
+\set gpl 'This program is free software; you can redistribute it and/or modify it under the terms of the GNU General Public License as published by the Free Software Foundation.'
+-- hamming 2 from :gpl, simhash_jaccard 0.976
+\set gpl_inc 'This program is free software; you can redistribute it and/or modify it under the terms of the GNU General Public License as published by the Free Software Foundation, Inc.'
+
+-- 1. Column privileges. A distance comes from the fingerprint column, the fingerprint from
+-- the text, a similarity from the text: a reject message names the near duplicate and
+-- says how near it is only to a writer who may read its key, its text and its key column.
+-- To others it says that a row within the limit exists, as a unique index would.
+CREATE TABLE sec_cols (id integer PRIMARY KEY, body text, fp bigint, dup_of integer);
+CREATE TRIGGER dedupe BEFORE INSERT ON sec_cols FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+SELECT count(*) FROM simhash_create_index('sec_cols', 'fp', 3, blocks => 4);
+INSERT INTO sec_cols (id, body) VALUES (1, :'gpl');
+GRANT INSERT ON sec_cols TO regress_simhash_sec_writer;
+GRANT SELECT (id) ON sec_cols TO regress_simhash_sec_writer;
+SET ROLE regress_simhash_sec_writer;
+INSERT INTO sec_cols (id, body) VALUES (2, :'gpl_inc');
+RESET ROLE;
+GRANT SELECT (fp) ON sec_cols TO regress_simhash_sec_writer;
+SET ROLE regress_simhash_sec_writer;
+INSERT INTO sec_cols (id, body) VALUES (2, :'gpl_inc');
+RESET ROLE;
+REVOKE SELECT (fp) ON sec_cols FROM regress_simhash_sec_writer;
+GRANT SELECT (body) ON sec_cols TO regress_simhash_sec_writer;
+SET ROLE regress_simhash_sec_writer;
+INSERT INTO sec_cols (id, body) VALUES (2, :'gpl_inc');
+RESET ROLE;
+GRANT SELECT (fp) ON sec_cols TO regress_simhash_sec_writer;
+SET ROLE regress_simhash_sec_writer;
+INSERT INTO sec_cols (id, body) VALUES (2, :'gpl_inc');
+RESET ROLE;
+-- link writes the near duplicate's key into the new row: with SELECT on the key alone it
+-- would tell which row's hidden text is near the writer's, so it is refused (42501)
+DROP TRIGGER dedupe ON sec_cols;
+CREATE TRIGGER dedupe BEFORE INSERT ON sec_cols FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'link', 'dup_of');
+REVOKE SELECT ON sec_cols FROM regress_simhash_sec_writer;
+GRANT SELECT (id) ON sec_cols TO regress_simhash_sec_writer;
+SET ROLE regress_simhash_sec_writer;
+INSERT INTO sec_cols (id, body) VALUES (2, :'gpl_inc');
+RESET ROLE;
+GRANT SELECT (id, body, fp) ON sec_cols TO regress_simhash_sec_writer;
+SET ROLE regress_simhash_sec_writer;
+INSERT INTO sec_cols (id, body) VALUES (2, :'gpl_inc');
+RESET ROLE;
+SELECT id, dup_of FROM sec_cols ORDER BY id;
+
+-- with a similarity threshold: the similarity only to a writer who may read the text and
+-- the keys column
+CREATE TABLE sec_similar (id integer PRIMARY KEY, body text, lsh bigint[]);
+CREATE INDEX ON sec_similar USING gin (lsh) WITH (fastupdate = off);
+CREATE TRIGGER dedupe BEFORE INSERT ON sec_similar FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.8', 'reject');
+INSERT INTO sec_similar (id, body) VALUES (1, :'gpl');
+GRANT INSERT ON sec_similar TO regress_simhash_sec_writer;
+GRANT SELECT (id, lsh) ON sec_similar TO regress_simhash_sec_writer;
+SET ROLE regress_simhash_sec_writer;
+INSERT INTO sec_similar (id, body) VALUES (2, :'gpl_inc');
+RESET ROLE;
+GRANT SELECT (body) ON sec_similar TO regress_simhash_sec_writer;
+SET ROLE regress_simhash_sec_writer;
+INSERT INTO sec_similar (id, body) VALUES (2, :'gpl_inc');
+RESET ROLE;
+
+-- 2. A role that may only read the table cannot put the trigger on a view of its own (a
+-- TEMP one) and hold the table's locks: the trigger checks INSERT on the table before it
+-- takes any lock. (Before, 1,200 rows that skip inserted nothing and took SHARE ROW
+-- EXCLUSIVE on the table, which held back every writer and VACUUM.)
+CREATE TABLE sec_docs (id serial PRIMARY KEY, body text, fp bigint);
+CREATE TRIGGER dedupe BEFORE INSERT ON sec_docs FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+SELECT count(*) FROM simhash_create_index('sec_docs', 'fp', 3, blocks => 4);
+INSERT INTO sec_docs (body) VALUES (:'gpl');
+GRANT SELECT ON sec_docs TO regress_simhash_sec_reader;
+SET ROLE regress_simhash_sec_reader;
+BEGIN;
+CREATE TEMP VIEW sec_in AS SELECT * FROM sec_docs;
+CREATE TRIGGER dedupe INSTEAD OF INSERT ON sec_in FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'skip');
+INSERT INTO sec_in (body) SELECT :'gpl_inc' FROM generate_series(1, 1200);
+ROLLBACK;
+RESET ROLE;
+
+-- 3. A role that may insert but not lock the table (LOCK TABLE ... IN SHARE ROW EXCLUSIVE
+-- MODE needs UPDATE, DELETE or TRUNCATE): a bulk load keeps to the lock keys. The budget
+-- of lock keys is a quarter of the shared lock table; the first try for the table lock
+-- comes at half of it (or 4,096 locks), so a load of 3/4 of the budget (4 keys a row at
+-- k = 3) would take the table lock for a role allowed to.
+SELECT current_setting('max_locks_per_transaction')::bigint *
+       (current_setting('max_connections')::int + current_setting('autovacuum_max_workers')::int + 1 +
+        current_setting('max_worker_processes')::int + current_setting('max_wal_senders')::int +
+        current_setting('max_prepared_transactions')::int) / 4 AS budget \gset
+CREATE TABLE sec_bulk (id integer PRIMARY KEY, body text, fp bigint);
+CREATE TRIGGER dedupe BEFORE INSERT ON sec_bulk FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+SELECT count(*) FROM simhash_create_index('sec_bulk', 'fp', 3, blocks => 4);
+GRANT INSERT ON sec_bulk TO regress_simhash_sec_writer;
+SET ROLE regress_simhash_sec_writer;
+BEGIN;
+INSERT INTO sec_bulk (id, body, fp)
+SELECT i, 'row ' || i, ('x' || md5(i::text))::bit(64)::bigint FROM generate_series(1, :budget * 3 / 16) i;
+SELECT bool_or(mode = 'ShareRowExclusiveLock') AS table_locked,
+       count(*) FILTER (WHERE mode = 'RowExclusiveLock') AS row_exclusive
+FROM pg_locks
+WHERE pid = pg_backend_pid() AND locktype = 'relation' AND relation = 'sec_bulk'::regclass;
+-- past the budget: refused, with a hint, rather than a lock the role may not take
+INSERT INTO sec_bulk (id, body, fp)
+SELECT i, 'row ' || i, ('x' || md5(i::text))::bit(64)::bigint
+FROM generate_series(:budget * 3 / 16 + 1, :budget / 4 + 1) i;
+ROLLBACK;
+RESET ROLE;
+-- with UPDATE on the table (LOCK TABLE allows it), the same load takes the table lock
+GRANT UPDATE ON sec_bulk TO regress_simhash_sec_writer;
+SET ROLE regress_simhash_sec_writer;
+BEGIN;
+INSERT INTO sec_bulk (id, body, fp)
+SELECT i, 'row ' || i, ('x' || md5(i::text))::bit(64)::bigint FROM generate_series(1, :budget * 3 / 16) i;
+SELECT bool_or(mode = 'ShareRowExclusiveLock') AS table_locked
+FROM pg_locks
+WHERE pid = pg_backend_pid() AND locktype = 'relation' AND relation = 'sec_bulk'::regclass;
+ROLLBACK;
+RESET ROLE;
+
+DROP TABLE sec_cols, sec_similar, sec_docs, sec_bulk;
+DROP ROLE regress_simhash_sec_writer;
+DROP ROLE regress_simhash_sec_reader;
