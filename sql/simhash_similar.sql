@@ -237,6 +237,34 @@ SELECT (SELECT count(*) FROM simhash_similar_pairs('SELECT id, body FROM sim_doc
        (SELECT count(*) FROM simhash_similar_clusters('SELECT id, body FROM sim_docs -- all of them', 0.8)) =
        (SELECT count(*) FROM simhash_similar_clusters('SELECT id, body FROM sim_docs', 0.8)) AS same_clusters;
 
+-- Past work_mem the disk-based path runs the query again and gives the same answers, at
+-- every threshold; in memory no temporary table is made, so a read-only transaction works
+-- (and the disk-based path, which makes them, is refused there: that shows it ran).
+CREATE TEMP TABLE sim_mem_pairs AS
+SELECT v.t, p.* FROM (VALUES (0.5), (0.7), (0.8), (0.95)) v (t),
+     LATERAL simhash_similar_pairs('SELECT id, body FROM sim_docs', v.t) p;
+CREATE TEMP TABLE sim_mem_clusters AS
+SELECT * FROM simhash_similar_clusters('SELECT id, body FROM sim_docs', 0.8);
+SET work_mem = '64kB';
+SELECT count(*) AS pairs,
+       (SELECT count(*) FROM sim_mem_pairs) AS in_memory,
+       count(*) FILTER (WHERE m.id1 IS NULL) AS only_on_disk
+FROM (SELECT v.t, p.* FROM (VALUES (0.5), (0.7), (0.8), (0.95)) v (t),
+           LATERAL simhash_similar_pairs('SELECT id, body FROM sim_docs', v.t) p) d
+LEFT JOIN sim_mem_pairs m ON m.t = d.t AND m.id1 = d.id1 AND m.id2 = d.id2 AND m.similarity = d.similarity;
+SELECT count(*) AS rows, count(*) FILTER (WHERE m.id IS NULL) AS only_on_disk
+FROM simhash_similar_clusters('SELECT id, body FROM sim_docs', 0.8) d
+LEFT JOIN sim_mem_clusters m ON m.id = d.id AND m.cluster_id = d.cluster_id AND m.similarity = d.similarity;
+BEGIN READ ONLY;
+SELECT count(*) AS on_disk FROM simhash_similar_pairs('SELECT id, body FROM sim_docs', 0.8);
+ROLLBACK;
+RESET work_mem;
+BEGIN READ ONLY;
+SELECT count(*) AS in_memory FROM simhash_similar_pairs('SELECT id, body FROM sim_docs', 0.8);
+SELECT count(*) AS in_memory FROM simhash_similar_clusters('SELECT id, body FROM sim_docs', 0.8);
+ROLLBACK;
+DROP TABLE sim_mem_pairs, sim_mem_clusters;
+
 -- The candidates per threshold: LSH keys from 0.7, two fingerprints below.
 SELECT t, r.* FROM (VALUES (1.0), (0.9), (0.7), (0.69), (0.5)) v (t), simhash_similar_recipes(v.t) r;
 

@@ -916,7 +916,9 @@ $fn$;
 COMMENT ON FUNCTION simhash_similar_candidates(double precision, text, text, text) IS
 'helper of simhash_similar_pairs: the candidate pairs of the representatives in temporary table reps into temporary table cand';
 
-CREATE FUNCTION simhash_similar_pairs(query text, min_similarity double precision)
+-- The disk-based path of simhash_similar_pairs (below), which runs it when the shingle
+-- sets outgrow work_mem: the same answers, through temporary tables, ordered by id1, id2.
+CREATE FUNCTION simhash_similar_pairs_disk(query text, min_similarity double precision)
     RETURNS TABLE (id1 bigint, id2 bigint, similarity double precision)
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
     AS $fn$
@@ -985,13 +987,14 @@ BEGIN
     EXECUTE pg_catalog.format('DROP TABLE pg_temp.%I, pg_temp.%I, pg_temp.%I', sets, cand, reps);
 END
 $fn$;
-COMMENT ON FUNCTION simhash_similar_pairs(text, double precision) IS
-'every pair of rows of query (id bigint/integer/smallint, body text) whose texts have a shingle similarity (simhash_jaccard) of at least min_similarity (0 < min_similarity <= 1), once each with id1 < id2, with that similarity; rows with a NULL body are skipped, NULL or duplicate ids are errors';
+COMMENT ON FUNCTION simhash_similar_pairs_disk(text, double precision) IS
+'the disk-based path of simhash_similar_pairs, which runs it when the shingle sets outgrow work_mem: every pair of rows of query (id bigint/integer/smallint, body text) whose texts have a shingle similarity (simhash_jaccard) of at least min_similarity (0 < min_similarity <= 1), once each with id1 < id2, with that similarity; rows with a NULL body are skipped, NULL or duplicate ids are errors';
 
 -- Connected components of the verified pairs: each row that has a similar row, with
 -- cluster_id = the smallest id of its component and similarity = its highest similarity to
 -- another row of the component (each row has one at or above min_similarity).
-CREATE FUNCTION simhash_similar_clusters(query text, min_similarity double precision)
+-- The disk-based path of simhash_similar_clusters (below).
+CREATE FUNCTION simhash_similar_clusters_disk(query text, min_similarity double precision)
     RETURNS TABLE (id bigint, cluster_id bigint, similarity double precision)
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
     AS $fn$
@@ -1014,7 +1017,7 @@ BEGIN
     -- Both directions of every pair.
     EXECUTE pg_catalog.format(
         'CREATE TEMPORARY TABLE %I ON COMMIT DROP AS '
-        'SELECT p.id1 AS a, p.id2 AS b, p.similarity FROM @extschema@.simhash_similar_pairs($1, $2) p',
+        'SELECT p.id1 AS a, p.id2 AS b, p.similarity FROM @extschema@.simhash_similar_pairs_disk($1, $2) p',
         edges) USING query, min_similarity;
     -- Analyzed before each read, as in simhash_similar_rows (the session's catalog cache).
     EXECUTE pg_catalog.format('ANALYZE pg_temp.%I', edges);
@@ -1051,8 +1054,30 @@ BEGIN
     EXECUTE pg_catalog.format('DROP TABLE pg_temp.%I, pg_temp.%I', labels, edges);
 END
 $fn$;
+COMMENT ON FUNCTION simhash_similar_clusters_disk(text, double precision) IS
+'the disk-based path of simhash_similar_clusters, which runs it when the shingle sets outgrow work_mem: connected components of the pairs of simhash_similar_pairs(query, min_similarity): each row that has a similar row, with cluster_id = the smallest id of its component and similarity = its highest similarity to another row of it; rows not returned have no similar row';
+
+-- All pairs of a query's (id, body) rows whose shingle similarity is at least
+-- min_similarity, and their connected components: the C++ engine of
+-- src/core/similar_pairs.hpp (src/pg/similar_pairs.c). The query runs once; each text is
+-- shingled once (on 1 + max_parallel_workers_per_gather threads), identical shingle sets
+-- are grouped, candidates come from MinHash LSH band runs (from 0.7) or the fingerprint
+-- recipes of simhash_similar_recipes (below), and each is verified exactly. In memory up
+-- to work_mem; beyond, the _disk functions above run the query again. No temporary
+-- table: works in read-only transactions and on a hot standby while it fits in work_mem.
+CREATE FUNCTION simhash_similar_pairs(query text, min_similarity double precision)
+    RETURNS TABLE (id1 bigint, id2 bigint, similarity double precision)
+    AS 'MODULE_PATHNAME', 'simhash_similar_pairs'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_similar_pairs(text, double precision) IS
+'every pair of rows of query (id bigint/integer/smallint, body text) whose texts have a shingle similarity (simhash_jaccard) of at least min_similarity (0 < min_similarity <= 1), once each with id1 < id2, with that similarity, in no particular order; rows with a NULL body are skipped, NULL or duplicate ids are errors';
+
+CREATE FUNCTION simhash_similar_clusters(query text, min_similarity double precision)
+    RETURNS TABLE (id bigint, cluster_id bigint, similarity double precision)
+    AS 'MODULE_PATHNAME', 'simhash_similar_clusters'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_similar_clusters(text, double precision) IS
-'connected components of the pairs of simhash_similar_pairs(query, min_similarity): each row that has a similar row, with cluster_id = the smallest id of its component and similarity = its highest similarity to another row of it; rows not returned have no similar row';
+'connected components of the pairs of simhash_similar_pairs(query, min_similarity): each row that has a similar row, with cluster_id = the smallest id of its component and similarity = its highest similarity to another row of it, ordered by cluster_id, id; rows not returned have no similar row';
 
 -- The lim rows most similar to a text, most similar first: candidates are the rows whose
 -- keys_col (a bigint[] holding simhash_lsh(text_col), best with a GIN index) shares a key

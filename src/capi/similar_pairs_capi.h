@@ -1,0 +1,99 @@
+/*
+ * The C ABI of the verified all-pairs engine (src/core/similar_pairs.hpp), under the rules
+ * of simhash_capi.h: noexcept, a status plus a message in the caller's buffer.
+ *
+ * One departure from "no heap memory crosses the line": the engine's state (shingle sets,
+ * keys, candidates) grows with the input in ways a caller cannot size in advance, so
+ * simhash_similar_create() allocates it on the C++ heap and hands back an opaque handle
+ * that the caller must give to simhash_similar_free() exactly once, also when an error
+ * unwinds it (the PostgreSQL glue registers the free as a reset callback of the memory
+ * context the handle lives in). No function here calls back into the caller: between
+ * calls the caller may check for interrupts, and an error between calls leaks nothing
+ * once the handle is freed.
+ */
+#ifndef SIMHASH_SIMILAR_PAIRS_CAPI_H
+#define SIMHASH_SIMILAR_PAIRS_CAPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capi/simhash_capi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct simhash_similar simhash_similar;
+
+/* A verified pair of rows: id1 < id2. */
+typedef struct simhash_similar_pair {
+  int64_t id1;
+  int64_t id2;
+  double similarity;
+} simhash_similar_pair;
+
+/* A row of a cluster: its id, the smallest id of its component, its best similarity. */
+typedef struct simhash_similar_cluster_row {
+  int64_t id;
+  int64_t cluster_id;
+  double similarity;
+} simhash_similar_cluster_row;
+
+/*
+ * A new engine for pairs at or above min_similarity (0 < min_similarity <= 1, else
+ * SIMHASH_INVALID_ARGUMENT), shingling and verifying on up to `threads` threads (at most
+ * the machine's cores; the calling thread is one of them).
+ */
+simhash_status simhash_similar_create(double min_similarity, int32_t threads,
+                                      simhash_similar **engine, char *errbuf,
+                                      size_t errcap) SIMHASH_NOEXCEPT;
+
+/* Frees an engine (NULL is ignored). */
+void simhash_similar_free(simhash_similar *engine) SIMHASH_NOEXCEPT;
+
+/* Adds n rows: ids[i] and the UTF-8 text texts[i] of lens[i] bytes (read during the call). */
+simhash_status simhash_similar_add(simhash_similar *engine, const int64_t *ids,
+                                   const char *const *texts, const size_t *lens, size_t n,
+                                   char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+
+/* Bytes the engine holds now; rows with a character, and distinct shingle sets. */
+size_t simhash_similar_memory(const simhash_similar *engine) SIMHASH_NOEXCEPT;
+void simhash_similar_counts(const simhash_similar *engine, uint64_t *rows,
+                            uint64_t *groups) SIMHASH_NOEXCEPT;
+
+/* After the last add: *found = 1 and *duplicate = the smallest id added twice, or 0. */
+simhash_status simhash_similar_duplicate_id(simhash_similar *engine, int32_t *found,
+                                            int64_t *duplicate, char *errbuf,
+                                            size_t errcap) SIMHASH_NOEXCEPT;
+
+/*
+ * Up to `capacity` pairs into out (*count), verifying about `work` candidates at most;
+ * *finished = 1 once every pair has been written. Each pair once, in no particular order.
+ */
+simhash_status simhash_similar_next(simhash_similar *engine, simhash_similar_pair *out,
+                                    size_t capacity, size_t work, size_t *count,
+                                    int32_t *finished, char *errbuf,
+                                    size_t errcap) SIMHASH_NOEXCEPT;
+
+/*
+ * Clusters instead of pairs: call simhash_similar_cluster_step() (about `work` candidates
+ * a call) until *finished = 1; it then holds *rows cluster rows, which
+ * simhash_similar_cluster_rows() copies out from `first`, ordered by cluster_id, then id.
+ */
+simhash_status simhash_similar_cluster_step(simhash_similar *engine, size_t work,
+                                            int32_t *finished, uint64_t *rows, char *errbuf,
+                                            size_t errcap) SIMHASH_NOEXCEPT;
+simhash_status simhash_similar_cluster_rows(const simhash_similar *engine, uint64_t first,
+                                            simhash_similar_cluster_row *out, size_t capacity,
+                                            size_t *count, char *errbuf,
+                                            size_t errcap) SIMHASH_NOEXCEPT;
+
+/* Progress: the candidate stage (a band) being walked, of how many; candidates verified. */
+void simhash_similar_progress(const simhash_similar *engine, int32_t *stage, int32_t *stages,
+                              uint64_t *verified) SIMHASH_NOEXCEPT;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIMHASH_SIMILAR_PAIRS_CAPI_H */

@@ -1,0 +1,449 @@
+/*
+ * simhash_similar_pairs(query, min_similarity) and simhash_similar_clusters(query,
+ * min_similarity): every pair of the (id, body) rows of a query whose shingle sets have a
+ * Jaccard similarity of at least min_similarity, and the connected components of those
+ * pairs. The work is the C++ engine's (src/core/similar_pairs.hpp) through the C ABI of
+ * src/capi/similar_pairs_capi.h; this file feeds it and drains it.
+ *
+ *  1. The query runs once, through an SPI cursor read a batch at a time. The rows' types
+ *     are checked; rows with a NULL body are skipped, a NULL id is an error. Each batch of
+ *     texts goes to the engine, which shingles them on its threads (1 +
+ *     max_parallel_workers_per_gather, at most the machine's cores) and keeps one shingle
+ *     set per distinct text.
+ *  2. Ids must be unique (checked by the engine once every row is in).
+ *  3. The engine finds candidates (MinHash LSH band runs, or the fingerprint recipes below
+ *     0.7) and verifies them exactly, about VERIFY_WORK candidates a call; pairs go
+ *     straight into the result (a tuplestore, which spills per work_mem itself), clusters
+ *     through the engine's union-find.
+ *
+ * Memory: the engine holds the shingle sets of the distinct texts (8 bytes a shingle, about
+ * 8 bytes a character of text) and 160 bytes of keys a distinct text. When that outgrows
+ * work_mem, the cursor is closed and the disk-based path (simhash_similar_pairs_disk: the
+ * same answers, through temporary tables, about 30 times slower) runs the query again
+ * from the start: raise work_mem to keep large inputs in memory.
+ *
+ * Interrupts are checked between the engine's calls (a batch of rows, a batch of
+ * candidates), never inside them. The engine's memory is C++ heap, freed by a reset
+ * callback of the memory context of the call, so an error (or a cancel) between calls
+ * frees it too.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type_d.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "optimizer/cost.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/tuplestore.h"
+
+#include "capi/similar_pairs_capi.h"
+#include "pg/simhash_pg.h"
+
+/* Rows fetched from the cursor at a time, and text bytes handed to the engine at most. */
+#define FETCH_ROWS 2000
+#define BATCH_BYTES (8 * 1024 * 1024)
+/* Candidates verified per call of the engine (a few milliseconds), pairs per call. */
+#define VERIFY_WORK 20000
+#define PAIRS_BATCH 4096
+
+typedef struct SimilarRun
+{
+	const char *fname;
+	bool		clusters;
+	double		min_similarity;
+	simhash_similar *engine;
+	MemoryContext cxt;			/* the run's memory; its reset frees the engine */
+	MemoryContext batch_cxt;	/* one batch of texts */
+	Size		limit;			/* bytes the engine may hold: work_mem */
+	bool		over_limit;
+
+	/* The batch being collected. */
+	int64	   *ids;
+	const char **texts;
+	size_t	   *lens;
+	int			nbatch;
+	Size		batch_bytes;
+} SimilarRun;
+
+static void
+free_engine(void *arg)
+{
+	SimilarRun *run = (SimilarRun *) arg;
+
+	simhash_similar_free(run->engine);
+	run->engine = NULL;
+}
+
+static void
+check_status(SimilarRun *run, simhash_status status, const char *errbuf)
+{
+	(void) run;
+	if (status != SIMHASH_OK)
+		simhash_raise_status(status, errbuf);
+}
+
+/* Hands the batch to the engine, then notes whether the engine outgrew work_mem. */
+static void
+flush_batch(SimilarRun *run)
+{
+	char		errbuf[256];
+
+	if (run->nbatch > 0)
+	{
+		check_status(run, simhash_similar_add(run->engine, run->ids, run->texts, run->lens,
+											  run->nbatch, errbuf, sizeof(errbuf)), errbuf);
+		run->nbatch = 0;
+		run->batch_bytes = 0;
+		MemoryContextReset(run->batch_cxt);
+	}
+	if (simhash_similar_memory(run->engine) > run->limit)
+		run->over_limit = true;
+	CHECK_FOR_INTERRUPTS();
+}
+
+/* Checks the query's columns: (id bigint/integer/smallint, body text/varchar/char). */
+static void
+check_columns(SimilarRun *run, TupleDesc desc)
+{
+	Oid			id_type;
+	Oid			body_type;
+
+	if (desc->natts < 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("simhash: the query must return two columns (id, body), not %d", desc->natts)));
+	id_type = TupleDescAttr(desc, 0)->atttypid;
+	body_type = TupleDescAttr(desc, 1)->atttypid;
+	if (id_type != INT8OID && id_type != INT4OID && id_type != INT2OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("simhash: the first column of the query (id) must be bigint, integer or smallint, not %s",
+						format_type_be(id_type))));
+	if (body_type != TEXTOID && body_type != VARCHAROID && body_type != BPCHAROID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("simhash: the second column of the query (body) must be text, not %s",
+						format_type_be(body_type))));
+	(void) run;
+}
+
+static int64
+id_of(Datum d, Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+		default:
+			return DatumGetInt64(d);
+	}
+}
+
+/* Adds one row to the batch (a copy of its text, as text: char(n) without its padding). */
+static void
+add_row(SimilarRun *run, int64 id, Datum body, Oid body_type)
+{
+	MemoryContext old = MemoryContextSwitchTo(run->batch_cxt);
+	text	   *t = DatumGetTextPP(body);
+	const char *data = VARDATA_ANY(t);
+	int			bytes = VARSIZE_ANY_EXHDR(t);
+	const char *utf8;
+	size_t		len;
+	char	   *copy;
+
+	if (body_type == BPCHAROID)
+		while (bytes > 0 && data[bytes - 1] == ' ')
+			bytes--;
+	/* In UTF-8, converted from the database's encoding where that is another. */
+	utf8 = simhash_bytes_utf8(data, bytes, &len);
+	copy = palloc(len + 1);
+	memcpy(copy, utf8, len);
+	copy[len] = '\0';
+	MemoryContextSwitchTo(old);
+	run->ids[run->nbatch] = id;
+	run->texts[run->nbatch] = copy;
+	run->lens[run->nbatch] = len;
+	run->nbatch++;
+	run->batch_bytes += len;
+	if (run->nbatch == FETCH_ROWS || run->batch_bytes >= BATCH_BYTES)
+		flush_batch(run);
+}
+
+/*
+ * Runs the query through a cursor into the engine. Returns false when the engine outgrew
+ * work_mem (the cursor is then closed early).
+ */
+static bool
+read_query(SimilarRun *run, const char *query)
+{
+	SPIPlanPtr	plan;
+	Portal		portal;
+	bool		checked = false;
+	Oid			id_type = InvalidOid;
+	Oid			body_type = InvalidOid;
+
+	plan = SPI_prepare_cursor(query, 0, NULL, 0);
+	if (plan == NULL)
+		elog(ERROR, "%s: SPI_prepare failed: %s", run->fname, SPI_result_code_string(SPI_result));
+	if (!SPI_is_cursor_plan(plan))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: the query must be one statement that returns rows (id, body)",
+						run->fname)));
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
+	for (;;)
+	{
+		uint64		n;
+
+		SPI_cursor_fetch(portal, true, FETCH_ROWS);
+		n = SPI_processed;
+		if (!checked)
+		{
+			check_columns(run, SPI_tuptable->tupdesc);
+			id_type = TupleDescAttr(SPI_tuptable->tupdesc, 0)->atttypid;
+			body_type = TupleDescAttr(SPI_tuptable->tupdesc, 1)->atttypid;
+			checked = true;
+		}
+		for (uint64 i = 0; i < n; i++)
+		{
+			HeapTuple	tuple = SPI_tuptable->vals[i];
+			bool		id_null;
+			bool		body_null;
+			Datum		id = SPI_getbinval(tuple, SPI_tuptable->tupdesc, 1, &id_null);
+			Datum		body = SPI_getbinval(tuple, SPI_tuptable->tupdesc, 2, &body_null);
+
+			if (id_null)
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("simhash: the query returned a NULL id")));
+			if (!body_null)
+				add_row(run, id_of(id, id_type), body, body_type);
+			if (run->over_limit)
+				break;
+		}
+		SPI_freetuptable(SPI_tuptable);
+		if (n == 0 || run->over_limit)
+			break;
+	}
+	SPI_cursor_close(portal);
+	SPI_freeplan(plan);
+	if (!run->over_limit)
+		flush_batch(run);
+	return !run->over_limit;
+}
+
+static void
+check_ids(SimilarRun *run)
+{
+	char		errbuf[256];
+	int32		found;
+	int64		duplicate;
+
+	check_status(run, simhash_similar_duplicate_id(run->engine, &found, &duplicate, errbuf,
+												   sizeof(errbuf)), errbuf);
+	if (found)
+		ereport(ERROR,
+				(errcode(ERRCODE_CARDINALITY_VIOLATION),
+				 errmsg("simhash: the query returned id " INT64_FORMAT " more than once", duplicate)));
+}
+
+static void
+output_pairs(SimilarRun *run, ReturnSetInfo *rsinfo)
+{
+	simhash_similar_pair *buf = palloc(sizeof(simhash_similar_pair) * PAIRS_BATCH);
+	char		errbuf[256];
+
+	for (;;)
+	{
+		size_t		count;
+		int32		finished;
+
+		check_status(run, simhash_similar_next(run->engine, buf, PAIRS_BATCH, VERIFY_WORK, &count,
+											   &finished, errbuf, sizeof(errbuf)), errbuf);
+		for (size_t i = 0; i < count; i++)
+		{
+			Datum		values[3];
+			bool		nulls[3] = {false, false, false};
+
+			values[0] = Int64GetDatum(buf[i].id1);
+			values[1] = Int64GetDatum(buf[i].id2);
+			values[2] = Float8GetDatum(buf[i].similarity);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+		if (finished)
+			break;
+		CHECK_FOR_INTERRUPTS();
+	}
+	pfree(buf);
+}
+
+static void
+output_clusters(SimilarRun *run, ReturnSetInfo *rsinfo)
+{
+	simhash_similar_cluster_row *buf = palloc(sizeof(simhash_similar_cluster_row) * PAIRS_BATCH);
+	char		errbuf[256];
+	int32		finished = 0;
+	uint64		rows = 0;
+
+	while (!finished)
+	{
+		check_status(run, simhash_similar_cluster_step(run->engine, VERIFY_WORK, &finished, &rows,
+													   errbuf, sizeof(errbuf)), errbuf);
+		CHECK_FOR_INTERRUPTS();
+	}
+	for (uint64 first = 0; first < rows;)
+	{
+		size_t		count;
+
+		check_status(run, simhash_similar_cluster_rows(run->engine, first, buf, PAIRS_BATCH, &count,
+													   errbuf, sizeof(errbuf)), errbuf);
+		for (size_t i = 0; i < count; i++)
+		{
+			Datum		values[3];
+			bool		nulls[3] = {false, false, false};
+
+			values[0] = Int64GetDatum(buf[i].id);
+			values[1] = Int64GetDatum(buf[i].cluster_id);
+			values[2] = Float8GetDatum(buf[i].similarity);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+		first += count;
+		if (count == 0)
+			break;
+		CHECK_FOR_INTERRUPTS();
+	}
+	pfree(buf);
+}
+
+/*
+ * The engine outgrew work_mem: the disk-based function of the extension's schema runs the
+ * query again, and its rows become ours. Its argument types are exactly (text, double
+ * precision), so no other overload can be chosen (docs/security.md).
+ */
+static void
+run_on_disk(SimilarRun *run, FunctionCallInfo fcinfo, const char *query)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
+	Oid			types[2] = {TEXTOID, FLOAT8OID};
+	Datum		args[2];
+	char	   *sql;
+	SPIPlanPtr	plan;
+	Portal		portal;
+
+	ereport(DEBUG1,
+			(errmsg("%s: the shingle sets outgrew work_mem (%d kB): the disk-based path runs the query again",
+					run->fname, work_mem)));
+	sql = psprintf("SELECT r.* FROM %s.%s($1, $2) AS r",
+				   quote_identifier(get_namespace_name(nsp)),
+				   run->clusters ? "simhash_similar_clusters_disk" : "simhash_similar_pairs_disk");
+	args[0] = CStringGetTextDatum(query);
+	args[1] = Float8GetDatum(run->min_similarity);
+	plan = SPI_prepare_cursor(sql, 2, types, 0);
+	if (plan == NULL)
+		elog(ERROR, "%s: SPI_prepare failed: %s", run->fname, SPI_result_code_string(SPI_result));
+	portal = SPI_cursor_open(NULL, plan, args, NULL, false);
+	for (;;)
+	{
+		uint64		n;
+
+		SPI_cursor_fetch(portal, true, FETCH_ROWS);
+		n = SPI_processed;
+		for (uint64 i = 0; i < n; i++)
+			tuplestore_puttuple(rsinfo->setResult, SPI_tuptable->vals[i]);
+		SPI_freetuptable(SPI_tuptable);
+		if (n == 0)
+			break;
+		CHECK_FOR_INTERRUPTS();
+	}
+	SPI_cursor_close(portal);
+	SPI_freeplan(plan);
+}
+
+static Datum
+similar_pairs_or_clusters(FunctionCallInfo fcinfo, bool clusters)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	double		t = PG_GETARG_FLOAT8(1);
+	MemoryContext cxt;
+	MemoryContextCallback *callback;
+	SimilarRun *run;
+	char		errbuf[256];
+
+	if (!(t > 0 && t <= 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash: min_similarity must be in (0, 1], got %s",
+						DatumGetCString(DirectFunctionCall1(float8out, Float8GetDatum(t))))));
+	simhash_init_materialized_srf(fcinfo);
+
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash similar pairs",
+								ALLOCSET_DEFAULT_SIZES);
+	run = MemoryContextAllocZero(cxt, sizeof(SimilarRun));
+	run->fname = clusters ? "simhash_similar_clusters" : "simhash_similar_pairs";
+	run->clusters = clusters;
+	run->min_similarity = t;
+	run->cxt = cxt;
+	run->batch_cxt = AllocSetContextCreate(cxt, "simhash similar batch", ALLOCSET_DEFAULT_SIZES);
+	run->limit = (Size) work_mem * 1024;
+	run->ids = MemoryContextAlloc(cxt, sizeof(int64) * FETCH_ROWS);
+	run->texts = MemoryContextAlloc(cxt, sizeof(char *) * FETCH_ROWS);
+	run->lens = MemoryContextAlloc(cxt, sizeof(size_t) * FETCH_ROWS);
+	/* The engine's C++ memory goes with the context, on success and on error alike. */
+	callback = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+	callback->func = free_engine;
+	callback->arg = run;
+	MemoryContextRegisterResetCallback(cxt, callback);
+	check_status(run, simhash_similar_create(t, 1 + Max(max_parallel_workers_per_gather, 0),
+											 &run->engine, errbuf, sizeof(errbuf)), errbuf);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "%s: SPI_connect failed", run->fname);
+	if (read_query(run, query))
+	{
+		check_ids(run);
+		if (clusters)
+			output_clusters(run, rsinfo);
+		else
+			output_pairs(run, rsinfo);
+	}
+	else
+	{
+		free_engine(run);
+		run_on_disk(run, fcinfo, query);
+	}
+	SPI_finish();
+	MemoryContextDelete(cxt);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(simhash_similar_pairs);
+
+/*
+ * simhash_similar_pairs(query text, min_similarity float8) -> TABLE(id1 int8, id2 int8,
+ * similarity float8)
+ */
+Datum
+simhash_similar_pairs(PG_FUNCTION_ARGS)
+{
+	return similar_pairs_or_clusters(fcinfo, false);
+}
+
+PG_FUNCTION_INFO_V1(simhash_similar_clusters);
+
+/*
+ * simhash_similar_clusters(query text, min_similarity float8) -> TABLE(id int8, cluster_id
+ * int8, similarity float8)
+ */
+Datum
+simhash_similar_clusters(PG_FUNCTION_ARGS)
+{
+	return similar_pairs_or_clusters(fcinfo, true);
+}
