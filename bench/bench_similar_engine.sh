@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# simhash_similar_pairs / simhash_similar_clusters on duplicate-dense natural text, against
+# the in-memory reference program (build/similar_reference: the same core engine on a file,
+# no PostgreSQL) and count(md5(body)), all measured in the same run on a throwaway cluster.
+# Prints a markdown table of medians with the ratios.
+#
+# Usage: bench/bench_similar_engine.sh [--corpus DIR] [--docs N] [--family F]
+#                                      [--threshold T] [--rounds N] [--work-mem SIZE] [--disk]
+#   --corpus     a corpus made by scripts/make_corpus.sh (default /tmp/simhash-corpus; made
+#                there when missing)
+#   --docs       rows (default 64000): families of F rows, each a real paragraph (the
+#                blocks between blank lines of the corpus files, in file order, at least
+#                30 characters, every language) and F - 1 edited copies of it, each with
+#                1-7 % of its words deleted (a seeded hash decides which), so that most
+#                rows have several near duplicates, as in catalogs and crawls
+#   --family     F (default 5)
+#   --threshold  min_similarity (default 0.8)
+#   --rounds     runs of each measurement, the median is printed (default 3)
+#   --work-mem   work_mem of the measured sessions (default 4GB: the engine in memory)
+#   --disk       also time the disk-based path (work_mem 4MB), once
+#
+# Conditions: one backend, no JIT, shared_buffers 1GB; max_parallel_workers_per_gather 0
+# (one thread) and 1 (two threads, on a 2-core machine). Each SQL measurement runs in a
+# fresh session and times `SELECT count(*) FROM f(...)`: reading the rows, shingling,
+# candidates, verification and the result. The reference is timed from its first row
+# handed to the engine to its last pair (reading its file is not timed).
+# Needs the extension installed and build/similar_reference built (scripts/setup.sh).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/pgcluster.sh
+source scripts/pgcluster.sh
+
+corpus=/tmp/simhash-corpus
+docs=64000
+family=5
+threshold=0.8
+rounds=3
+work_mem=4GB
+disk=0
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --corpus) corpus=$2; shift 2 ;;
+        --docs) docs=$2; shift 2 ;;
+        --family) family=$2; shift 2 ;;
+        --threshold) threshold=$2; shift 2 ;;
+        --rounds) rounds=$2; shift 2 ;;
+        --work-mem) work_mem=$2; shift 2 ;;
+        --disk) disk=1; shift ;;
+        -h | --help) sed -n '2,/^set -euo/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        *) die "unknown argument: $1 (try --help)" ;;
+    esac
+done
+[[ ${docs} =~ ^[1-9][0-9]*$ ]] || die "--docs needs a positive number"
+[[ ${family} =~ ^[1-9][0-9]*$ ]] || die "--family needs a positive number"
+reference=build/similar_reference
+[[ -x ${reference} ]] || die "${reference} is missing: cmake --build build --target similar_reference"
+if [[ ! -d ${corpus} ]]; then
+    log "making the corpus in ${corpus}"
+    scripts/make_corpus.sh "${corpus}" >&2
+fi
+use_private_pg
+
+export PGCLUSTER_SETTINGS="shared_buffers = '1GB'
+jit = off"
+pgcluster_start
+tmp=$(mktemp -d)
+trap 'pgcluster_stop; rm -rf "${tmp}"' EXIT
+
+base=$(((docs + family - 1) / family))
+psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION simhash' \
+    -c 'CREATE TABLE base (id bigint PRIMARY KEY, body text NOT NULL)'
+# (The list of files first, into a file: the loader stops reading early.)
+(cd "${corpus}" && find . -type f -name '*.txt' | LC_ALL=C sort) >"${tmp}/files"
+(cd "${corpus}" && perl -Mstrict -we '
+        my ($n, $max) = (0, shift);
+        binmode STDOUT, ":raw";
+        FILE: while (my $f = <STDIN>) {
+            chomp $f;
+            open(my $fh, "<:raw", $f) or next;
+            local $/ = "";
+            while (my $p = <$fh>) {
+                $p =~ s/\s+/ /g; $p =~ s/^ | $//g;
+                $p =~ tr/\0//d; $p =~ s/\\/\\\\/g;
+                next if length($p) < 30;
+                print ++$n, "\t", $p, "\n";
+                last FILE if $n >= $max;
+            }
+        }' "${base}" <"${tmp}/files") |
+    psql -X -q -v ON_ERROR_STOP=1 -c '\copy base FROM STDIN'
+got=$(psql -X -At -c 'SELECT count(*) FROM base')
+[[ ${got} -ge ${base} ]] || log "the corpus has ${got} paragraphs, fewer than ${base}: the families repeat them"
+psql -X -q -v ON_ERROR_STOP=1 -v docs="${docs}" -v family="${family}" <<'SQL'
+CREATE TABLE docs (id bigint PRIMARY KEY, body text NOT NULL);
+-- Row i: paragraph 1 + (i - 1) / family mod P; the first of a family as it is, the others
+-- with 1-7 % of their words deleted.
+INSERT INTO docs (id, body)
+SELECT i, CASE WHEN (i - 1) % :family = 0 THEN p.body ELSE array_to_string(ARRAY(
+           SELECT w FROM unnest(regexp_split_to_array(p.body, '\s+')) WITH ORDINALITY u(w, j)
+           WHERE (hashint8extended(i * 10000 + j, 1) & 1023) >= 10 + (hashint8extended(i, 2) & 63)
+           ORDER BY j), ' ') END
+FROM (SELECT count(*) AS n FROM base) c
+CROSS JOIN LATERAL generate_series(1, :docs) i
+JOIN base p ON p.id = 1 + ((i - 1) / :family) % c.n;
+VACUUM ANALYZE docs;
+SQL
+psql -X -q -v ON_ERROR_STOP=1 -c "\\copy docs TO '${tmp}/docs.tsv'"
+read -r rows mbytes < <(psql -X -At -F ' ' -c \
+    "SELECT count(*), round(sum(octet_length(body)) / 1e6, 1) FROM docs")
+log "loaded ${rows} rows, ${mbytes} MB"
+
+# measure SETTINGS SQL : runs SQL (a query returning one value) in --rounds fresh sessions
+# after the settings; sets MEDIAN_MS and RESULT (the last run's value).
+measure() {
+    local settings=$1 sql=$2 n=${3:-${rounds}} i out times=()
+    for ((i = 0; i < n; i++)); do
+        out=$(psql -X -At -v ON_ERROR_STOP=1 -c "${settings}" -c '\timing on' -c "${sql}" 2>/dev/null)
+        times+=("$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' <<<"${out}" | tail -n 1)")
+        RESULT=$(grep -v '^Time:\|^SET$' <<<"${out}" | tail -n 1)
+    done
+    MEDIAN_MS=$(printf '%s\n' "${times[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+}
+# reference ARGS... : the reference's median seconds into REF_S, its result into REF_N.
+reference_run() {
+    local line
+    line=$("${reference}" "${tmp}/docs.tsv" "${threshold}" --rounds "${rounds}" "$@")
+    log "reference: ${line}"
+    REF_S=$(sed -n 's/.*, \([0-9.]*\) s (median.*/\1/p' <<<"${line}")
+    REF_N=$(sed -n 's/.*\(pairs\|cluster rows\) \([0-9]*\),.*/\2/p' <<<"${line}")
+    REF_MB=$(sed -n 's/.*peak engine memory \([0-9]*\) MB.*/\1/p' <<<"${line}")
+}
+
+measure '' 'SELECT count(md5(body)) FROM docs'
+md5_ms=${MEDIAN_MS}
+printf '\n%s rows (families of %s), %s MB, min_similarity %s, work_mem %s, median of %s runs\n\n' \
+    "${rows}" "${family}" "${mbytes}" "${threshold}" "${work_mem}" "${rounds}"
+printf '| what | threads | rows returned | time | ratio to the reference | ratio to count(md5(body)) |\n|---|---|---|---|---|---|\n'
+printf '| `count(md5(body))` | 1 | | %.0f ms | | 1 |\n' "${md5_ms}"
+for what in pairs clusters; do
+    fn=simhash_similar_${what}
+    extra=()
+    [[ ${what} == clusters ]] && extra=(--clusters)
+    for threads in 1 2; do
+        reference_run --threads "${threads}" "${extra[@]}"
+        printf '| reference program, %s | %s | %s | %.2f s (peak %s MB) | 1 | %.1f |\n' "${what}" "${threads}" \
+            "${REF_N}" "${REF_S}" "${REF_MB}" "$(awk -v s="${REF_S}" -v b="${md5_ms}" 'BEGIN { print s * 1000 / b }')"
+        measure "SET work_mem = '${work_mem}'; SET max_parallel_workers_per_gather = $((threads - 1))" \
+            "SELECT count(*) FROM ${fn}('SELECT id, body FROM docs', ${threshold})"
+        [[ ${RESULT} == "${REF_N}" ]] || log "WARNING: ${fn} returned ${RESULT} rows, the reference ${REF_N}"
+        printf '| `%s` | %s | %s | %.2f s | %.2f | %.1f |\n' "${fn}" "${threads}" "${RESULT}" \
+            "$(awk -v m="${MEDIAN_MS}" 'BEGIN { print m / 1000 }')" \
+            "$(awk -v m="${MEDIAN_MS}" -v r="${REF_S}" 'BEGIN { print m / 1000 / r }')" \
+            "$(awk -v m="${MEDIAN_MS}" -v b="${md5_ms}" 'BEGIN { print m / b }')"
+    done
+done
+if [[ ${disk} -eq 1 ]]; then
+    measure "SET work_mem = '4MB'; SET max_parallel_workers_per_gather = 0" \
+        "SELECT count(*) FROM simhash_similar_pairs('SELECT id, body FROM docs', ${threshold})" 1
+    printf '| `simhash_similar_pairs`, disk-based path (work_mem 4MB) | 1 | %s | %.2f s | | %.1f |\n' "${RESULT}" \
+        "$(awk -v m="${MEDIAN_MS}" 'BEGIN { print m / 1000 }')" \
+        "$(awk -v m="${MEDIAN_MS}" -v b="${md5_ms}" 'BEGIN { print m / b }')"
+fi
+pairs_per_row=$(psql -X -At -c "SET work_mem = '${work_mem}'" -c \
+    "SELECT round(count(*)::numeric / (SELECT count(*) FROM docs), 2) FROM simhash_similar_pairs('SELECT id, body FROM docs', ${threshold})" | tail -n 1)
+printf '\nPairs at or above %s per row: %s\n' "${threshold}" "${pairs_per_row}"

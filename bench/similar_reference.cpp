@@ -1,0 +1,134 @@
+// The in-memory reference of simhash_similar_pairs / simhash_similar_clusters: the same job
+// (every text shingled once, identical sets grouped, MinHash LSH candidates or the
+// fingerprint recipes, exact verification) by the same core engine, on a file, with no
+// PostgreSQL in between. bench/bench_similar_pg.sh prints the extension's time as a ratio
+// to this program's, measured in the same run.
+//
+// Usage: similar_reference FILE MIN_SIMILARITY [--threads N] [--clusters] [--rounds N]
+//   FILE  rows "id<TAB>text" in PostgreSQL's COPY text format (backslash escapes), as
+//         \copy (SELECT id, body FROM docs) TO FILE writes them
+// Prints one line: rows, MB, pairs (or cluster rows), the median time of --rounds runs
+// (reading the file is not timed), the engine's peak memory.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/similar_pairs.hpp"
+
+namespace {
+
+// One COPY text field: \\ \t \n \r \b \f \v and \N (NULL: returns false).
+bool unescape(std::string_view in, std::string& out) {
+  out.clear();
+  if (in == "\\N") return false;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    char c = in[i];
+    if (c == '\\' && i + 1 < in.size()) {
+      const char e = in[++i];
+      switch (e) {
+        case 't': c = '\t'; break;
+        case 'n': c = '\n'; break;
+        case 'r': c = '\r'; break;
+        case 'b': c = '\b'; break;
+        case 'f': c = '\f'; break;
+        case 'v': c = '\v'; break;
+        default: c = e;
+      }
+    }
+    out.push_back(c);
+  }
+  return true;
+}
+
+[[noreturn]] void usage() {
+  std::cerr << "usage: similar_reference FILE MIN_SIMILARITY [--threads N] [--clusters] [--rounds N]\n";
+  std::exit(2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) usage();
+  const std::string path = argv[1];
+  const double t = std::strtod(argv[2], nullptr);
+  int threads = 1;
+  int rounds = 1;
+  bool clusters = false;
+  for (int i = 3; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--threads" && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+    } else if (a == "--rounds" && i + 1 < argc) {
+      rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--clusters") {
+      clusters = true;
+    } else {
+      usage();
+    }
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::cerr << "similar_reference: cannot read " << path << "\n";
+    return 1;
+  }
+  std::vector<std::int64_t> ids;
+  std::vector<std::string> texts;
+  std::string line;
+  std::string field;
+  std::size_t bytes = 0;
+  while (std::getline(in, line)) {
+    const std::size_t tab = line.find('\t');
+    if (tab == std::string::npos) continue;
+    if (!unescape(std::string_view(line).substr(tab + 1), field)) continue;
+    ids.push_back(std::strtoll(line.c_str(), nullptr, 10));
+    bytes += field.size();
+    texts.push_back(field);
+  }
+  std::vector<std::string_view> views(texts.begin(), texts.end());
+
+  std::vector<double> seconds;
+  std::size_t results = 0;
+  std::size_t peak = 0;
+  for (int r = 0; r < rounds; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    simhash::SimilarPairs engine(t, threads);
+    // In batches, as the extension hands them over.
+    constexpr std::size_t kBatch = 2000;
+    for (std::size_t at = 0; at < ids.size(); at += kBatch) {
+      const std::size_t n = std::min(kBatch, ids.size() - at);
+      engine.add(ids.data() + at, views.data() + at, n);
+      peak = std::max(peak, engine.memory_bytes());
+    }
+    if (engine.duplicate_id()) {
+      std::cerr << "similar_reference: duplicate id\n";
+      return 1;
+    }
+    results = 0;
+    if (clusters) {
+      while (!engine.cluster_step(20000)) peak = std::max(peak, engine.memory_bytes());
+      results = engine.cluster_rows().size();
+    } else {
+      std::vector<simhash::SimilarPair> buf(4096);
+      for (;;) {
+        const std::size_t got = engine.next(buf.data(), buf.size(), 20000);
+        results += got;
+        peak = std::max(peak, engine.memory_bytes());
+        if (got == 0 && engine.done()) break;
+      }
+    }
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(seconds.begin(), seconds.end());
+  std::printf("rows %zu, %.1f MB, %s %zu, threads %d, %.3f s (median of %d), peak engine memory %.0f MB\n",
+              ids.size(), bytes / 1e6, clusters ? "cluster rows" : "pairs", results, threads,
+              seconds[seconds.size() / 2], rounds, peak / 1e6);
+  return 0;
+}
