@@ -265,6 +265,15 @@ SELECT count(*) AS in_memory FROM simhash_similar_clusters('SELECT id, body FROM
 ROLLBACK;
 DROP TABLE sim_mem_pairs, sim_mem_clusters;
 
+-- Long runs are cancellable: 30000 copies of one text are 450 million pairs, and 30000
+-- texts that differ in their last word all share LSH keys (450 million candidates in the
+-- first band); the statement timeout stops both, and the session goes on.
+SET statement_timeout = '1s';
+SELECT count(*) FROM simhash_similar_pairs('SELECT i, ''the same text in every row'' FROM generate_series(1, 30000) i', 0.8);
+SELECT count(*) FROM simhash_similar_clusters('SELECT i, ''permission is hereby granted free of charge to any person obtaining a copy '' || i FROM generate_series(1, 30000) i', 0.8);
+RESET statement_timeout;
+SELECT count(*) AS pairs FROM simhash_similar_pairs('SELECT id, body FROM sim_docs', 0.8);
+
 -- The candidates per threshold: LSH keys from 0.7, two fingerprints below.
 SELECT t, r.* FROM (VALUES (1.0), (0.9), (0.7), (0.69), (0.5)) v (t), simhash_similar_recipes(v.t) r;
 

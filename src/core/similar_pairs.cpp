@@ -153,13 +153,19 @@ void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, s
   if (n == 0) return;
   if (ids == nullptr || texts == nullptr) throw std::invalid_argument("null argument");
   const std::size_t nrec = recipes_[0].lsh ? 0 : recipes_.size();
+  const bool lsh = recipes_[0].lsh;
   std::vector<std::vector<std::uint64_t>> sets(n);
+  std::vector<std::int64_t> keys(lsh ? n * kLshBands : 0);
   std::vector<std::uint64_t> fps(n * nrec);
   std::vector<unsigned char> has_fp(n * nrec);
   run_parallel(threads_, n, kMinRowsPerThread, [&](std::size_t, std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
       sets[i] = shingle_set(texts[i]);
       if (sets[i].empty()) continue;
+      if (lsh) {
+        const auto k = lsh_keys(sets[i].data(), sets[i].size());
+        std::copy(k.begin(), k.end(), keys.begin() + static_cast<std::ptrdiff_t>(i * kLshBands));
+      }
       for (std::size_t r = 0; r < nrec; ++r) {
         const auto fp = binary_fingerprint(texts[i], recipes_[r].tokenizer, recipes_[r].n);
         has_fp[i * nrec + r] = fp.has_value();
@@ -181,6 +187,10 @@ void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, s
         set_of_digest_.emplace(digest, group);
         set_hashes_.insert(set_hashes_.end(), s.begin(), s.end());
         set_offsets_.push_back(set_hashes_.size());
+        if (lsh) {
+          keys_.insert(keys_.end(), keys.begin() + static_cast<std::ptrdiff_t>(i * kLshBands),
+                       keys.begin() + static_cast<std::ptrdiff_t>((i + 1) * kLshBands));
+        }
         break;
       }
       if (set_size(it->second) == s.size() &&
@@ -228,13 +238,6 @@ void SimilarPairs::finish_adding() {
     std::sort(member_ids_.begin() + member_offsets_[s], member_ids_.begin() + member_offsets_[s + 1]);
   }
   if (recipes_[0].lsh) {
-    keys_.resize(g * kLshBands);
-    run_parallel(threads_, g, kMinRowsPerThread, [&](std::size_t, std::size_t begin, std::size_t end) {
-      for (std::size_t s = begin; s < end; ++s) {
-        const auto k = lsh_keys(set_data(static_cast<std::uint32_t>(s)), set_size(static_cast<std::uint32_t>(s)));
-        std::copy(k.begin(), k.end(), keys_.begin() + s * kLshBands);
-      }
-    });
     row_fps_ = {};
   } else {
     prepare_recipes();

@@ -38,6 +38,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
 #include "capi/similar_pairs_capi.h"
@@ -49,6 +50,8 @@
 /* Candidates verified per call of the engine (a few milliseconds), pairs per call. */
 #define VERIFY_WORK 20000
 #define PAIRS_BATCH 4096
+/* A NOTICE at most this often while a call runs (the first one after this long). */
+#define PROGRESS_INTERVAL_MS 5000
 
 typedef struct SimilarRun
 {
@@ -61,6 +64,12 @@ typedef struct SimilarRun
 	Size		limit;			/* bytes the engine may hold: work_mem */
 	bool		over_limit;
 
+	/* Progress. */
+	TimestampTz start;
+	TimestampTz last_report;
+	uint64		rows_read;
+	uint64		results;
+
 	/* The batch being collected. */
 	int64	   *ids;
 	const char **texts;
@@ -68,6 +77,33 @@ typedef struct SimilarRun
 	int			nbatch;
 	Size		batch_bytes;
 } SimilarRun;
+
+/* A NOTICE on how far the call is, when the last one is PROGRESS_INTERVAL_MS old. */
+static void
+report_progress(SimilarRun *run)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	int32		stage;
+	int32		stages;
+	uint64		verified;
+
+	if (!TimestampDifferenceExceeds(run->last_report, now, PROGRESS_INTERVAL_MS))
+		return;
+	run->last_report = now;
+	simhash_similar_progress(run->engine, &stage, &stages, &verified);
+	if (verified == 0 && run->results == 0)
+		ereport(NOTICE,
+				(errmsg("%s: %llu rows read after %.0f s", run->fname,
+						(unsigned long long) run->rows_read,
+						(double) (now - run->start) / 1000000.0)));
+	else
+		ereport(NOTICE,
+				(errmsg("%s: candidates of band %d of %d after %.0f s, %llu candidates verified, %llu %s so far",
+						run->fname, Min(stage + 1, stages), stages,
+						(double) (now - run->start) / 1000000.0,
+						(unsigned long long) verified, (unsigned long long) run->results,
+						run->clusters ? "rows" : "pairs")));
+}
 
 static void
 free_engine(void *arg)
@@ -103,6 +139,7 @@ flush_batch(SimilarRun *run)
 	if (simhash_similar_memory(run->engine) > run->limit)
 		run->over_limit = true;
 	CHECK_FOR_INTERRUPTS();
+	report_progress(run);
 }
 
 /* Checks the query's columns: (id bigint/integer/smallint, body text/varchar/char). */
@@ -171,6 +208,7 @@ add_row(SimilarRun *run, int64 id, Datum body, Oid body_type)
 	run->lens[run->nbatch] = len;
 	run->nbatch++;
 	run->batch_bytes += len;
+	run->rows_read++;
 	if (run->nbatch == FETCH_ROWS || run->batch_bytes >= BATCH_BYTES)
 		flush_batch(run);
 }
@@ -276,9 +314,11 @@ output_pairs(SimilarRun *run, ReturnSetInfo *rsinfo)
 			values[2] = Float8GetDatum(buf[i].similarity);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
+		run->results += count;
 		if (finished)
 			break;
 		CHECK_FOR_INTERRUPTS();
+		report_progress(run);
 	}
 	pfree(buf);
 }
@@ -296,6 +336,7 @@ output_clusters(SimilarRun *run, ReturnSetInfo *rsinfo)
 		check_status(run, simhash_similar_cluster_step(run->engine, VERIFY_WORK, &finished, &rows,
 													   errbuf, sizeof(errbuf)), errbuf);
 		CHECK_FOR_INTERRUPTS();
+		report_progress(run);
 	}
 	for (uint64 first = 0; first < rows;)
 	{
@@ -393,6 +434,7 @@ similar_pairs_or_clusters(FunctionCallInfo fcinfo, bool clusters)
 	run->cxt = cxt;
 	run->batch_cxt = AllocSetContextCreate(cxt, "simhash similar batch", ALLOCSET_DEFAULT_SIZES);
 	run->limit = (Size) work_mem * 1024;
+	run->start = run->last_report = GetCurrentTimestamp();
 	run->ids = MemoryContextAlloc(cxt, sizeof(int64) * FETCH_ROWS);
 	run->texts = MemoryContextAlloc(cxt, sizeof(char *) * FETCH_ROWS);
 	run->lens = MemoryContextAlloc(cxt, sizeof(size_t) * FETCH_ROWS);
