@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/clusters.hpp"
+#include "core/hamming.hpp"
 #include "core/minhash.hpp"
 #include "core/mix.hpp"
 #include "core/near_pairs.hpp"
@@ -143,7 +144,7 @@ std::size_t SimilarPairs::memory_bytes() const noexcept {
          set_hashes_.capacity() * 8 + set_offsets_.capacity() * 8 +
          set_of_digest_.size() * 32 + set_of_digest_.bucket_count() * 8 +
          member_ids_.capacity() * 8 + member_offsets_.capacity() * 4 + keys_.capacity() * 8 +
-         band_entries_.capacity() * 16 + recipe_pairs_.capacity() * 8 +
+         band_entries_.capacity() * 16 + rep_fps_.capacity() * 8 + finder_workspace_.capacity() * 8 + finder_pairs_.capacity() * 12 +
          candidates_.capacity() * 8 + verified_pairs_.capacity() * 16 + parent_.capacity() * 4 +
          best_.capacity() * 8;
 }
@@ -251,26 +252,17 @@ void SimilarPairs::prepare_recipes() {
   const std::size_t g = groups();
   const std::size_t nrec = recipes_.size();
   std::vector<std::int64_t> rep_id(g, INT64_MAX);
-  std::vector<std::uint64_t> rep_fp(g * nrec);
+  rep_fps_.assign(g * nrec, 0);
   for (std::size_t r = 0; r < rows(); ++r) {
     const std::uint32_t s = row_set_[r];
     if (row_ids_[r] < rep_id[s]) {
       rep_id[s] = row_ids_[r];
-      for (std::size_t k = 0; k < nrec; ++k) rep_fp[s * nrec + k] = row_fps_[r * nrec + k];
+      for (std::size_t k = 0; k < nrec; ++k) rep_fps_[k * g + s] = row_fps_[r * nrec + k];
     }
   }
   row_fps_ = {};
-  std::vector<std::uint64_t> fps(g);
-  for (std::size_t k = 0; k < nrec; ++k) {
-    for (std::size_t s = 0; s < g; ++s) fps[s] = rep_fp[s * nrec + k];
-    const PairLayout layout = choose_pair_layout(g, recipes_[k].max_distance);
-    for_each_near_pair(fps.data(), g, layout, [&](std::size_t i, std::size_t j, int) {
-      recipe_pairs_.emplace_back(static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j));
-    });
-  }
-  std::sort(recipe_pairs_.begin(), recipe_pairs_.end());
-  recipe_pairs_.erase(std::unique(recipe_pairs_.begin(), recipe_pairs_.end()), recipe_pairs_.end());
-  recipe_pairs_.shrink_to_fit();
+  recipe_ = 0;
+  finder_.reset();
 }
 
 void SimilarPairs::prepare_band() {
@@ -288,10 +280,34 @@ bool SimilarPairs::gather_candidates(std::size_t work) {
   candidates_.clear();
   if (work == 0) work = 1;
   if (!recipes_[0].lsh) {
-    const std::size_t end = std::min(recipe_pairs_.size(), recipe_pos_ + work);
-    candidates_.assign(recipe_pairs_.begin() + static_cast<std::ptrdiff_t>(recipe_pos_),
-                       recipe_pairs_.begin() + static_cast<std::ptrdiff_t>(end));
-    recipe_pos_ = end;
+    // The pairs within each recipe's radius, from a resumable finder; a pair that an
+    // earlier recipe's radius holds too was a candidate of that recipe already.
+    const std::size_t g = groups();
+    while (recipe_ < recipes_.size()) {
+      const std::uint64_t* fps = rep_fps_.data() + recipe_ * g;
+      if (!finder_) {
+        const PairLayout layout = choose_pair_layout(g, recipes_[recipe_].max_distance);
+        const std::size_t bytes = NearPairFinder::workspace_bytes(layout, g, 0, layout.tables);
+        finder_workspace_.assign((bytes + 7) / 8, 0);
+        finder_.emplace(layout, fps, g, 0, layout.tables, finder_workspace_.data(),
+                        finder_workspace_.size() * 8);
+      }
+      finder_pairs_.resize(std::max<std::size_t>(work, 1));
+      const std::size_t got = finder_->next(finder_pairs_.data(), finder_pairs_.size(), work);
+      for (std::size_t p = 0; p < got; ++p) {
+        const std::uint32_t a = finder_pairs_[p].i;
+        const std::uint32_t b = finder_pairs_[p].j;
+        bool earlier = false;
+        for (std::size_t e = 0; e < recipe_ && !earlier; ++e) {
+          earlier = hamming(rep_fps_[e * g + a], rep_fps_[e * g + b]) <= recipes_[e].max_distance;
+        }
+        if (!earlier) candidates_.emplace_back(std::min(a, b), std::max(a, b));
+      }
+      if (got > 0 || !finder_->done()) return true;
+      finder_.reset();
+      finder_workspace_ = {};
+      ++recipe_;
+    }
     return !candidates_.empty();
   }
   std::size_t steps = 0;

@@ -11,7 +11,8 @@
 //            each distinct set, one band at a time sorted by key; the groups in a run of
 //            equal keys are candidates, each pair only in the first band the two share,
 //            so no pair is verified twice. Below 0.7, the pairs within a Hamming radius
-//            of the fingerprints the calibration names (near_pairs.hpp), joined.
+//            of the fingerprints the calibration names (near_pairs.hpp, resumable), a
+//            pair of the second recipe only when the first one's radius does not hold it.
 //         -> each candidate verified exactly: a merge of the two sorted sets that stops
 //            as soon as the threshold is out of reach (on worker threads)
 //         -> pairs of rows, or a union-find over the groups for clusters.
@@ -29,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/near_pairs.hpp"
 #include "core/no_postgres.hpp"
 #include "core/text_options.hpp"
 
@@ -153,8 +155,13 @@ class SimilarPairs {
   bool band_ready_ = false;      // band_entries_ holds band_, sorted
   std::vector<std::pair<std::int64_t, std::uint32_t>> band_entries_;  // (key, group), sorted
   std::size_t run_begin_ = 0, run_end_ = 0, run_i_ = 0, run_j_ = 0;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> recipe_pairs_;  // simhash recipes
-  std::size_t recipe_pos_ = 0;
+  // The SimHash recipes: each group's fingerprints (recipe-major), and a resumable finder
+  // of the pairs within the current recipe's radius.
+  std::vector<std::uint64_t> rep_fps_;
+  std::size_t recipe_ = 0;
+  std::optional<NearPairFinder> finder_;
+  std::vector<std::uint64_t> finder_workspace_;
+  std::vector<NearPair> finder_pairs_;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> candidates_;
   std::vector<SetPair> verified_pairs_;
   std::uint64_t verified_ = 0;
