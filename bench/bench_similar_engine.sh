@@ -96,7 +96,7 @@ CREATE TABLE docs (id bigint PRIMARY KEY, body text NOT NULL);
 INSERT INTO docs (id, body)
 SELECT i, CASE WHEN (i - 1) % :family = 0 THEN p.body ELSE array_to_string(ARRAY(
            SELECT w FROM unnest(regexp_split_to_array(p.body, '\s+')) WITH ORDINALITY u(w, j)
-           WHERE (hashint8extended(i * 10000 + j, 1) & 1023) >= 10 + (hashint8extended(i, 2) & 63)
+           WHERE (hashint8extended(i::bigint * 10000 + j, 1) & 1023) >= 10 + (hashint8extended(i, 2) & 63)
            ORDER BY j), ' ') END
 FROM (SELECT count(*) AS n FROM base) c
 CROSS JOIN LATERAL generate_series(1, :docs) i

@@ -151,7 +151,7 @@ check_columns(SimilarRun *run, TupleDesc desc)
 
 	if (desc->natts < 2)
 		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
 				 errmsg("simhash: the query must return two columns (id, body), not %d", desc->natts)));
 	id_type = TupleDescAttr(desc, 0)->atttypid;
 	body_type = TupleDescAttr(desc, 1)->atttypid;
