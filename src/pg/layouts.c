@@ -127,16 +127,65 @@ check_owned_column(Oid relid, const char *col)
 						quote_identifier(relname))));
 }
 
+/* The owner of relation relid (which exists). */
+static Oid
+relation_owner(Oid relid)
+{
+	HeapTuple	classtup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(classtup))
+		elog(ERROR, "simhash: cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(classtup))->relowner;
+	ReleaseSysCache(classtup);
+	return owner;
+}
+
+/*
+ * Raises an error unless column col of relation relid is a fingerprint column, as
+ * simhash_check_column() says: a bigint column of a table, partitioned table or
+ * materialized view. Written in C, not as a call of that SQL function: no name is resolved.
+ */
+static void
+check_fingerprint_column(Oid relid, const char *col)
+{
+	char		relkind = get_rel_relkind(relid);
+	HeapTuple	atttup;
+	Oid			type;
+
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE &&
+		relkind != RELKIND_MATVIEW)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("simhash: %s is not a table or materialized view",
+						quote_identifier(get_rel_name(relid)))));
+	atttup = SearchSysCacheAttName(relid, col);
+	if (!HeapTupleIsValid(atttup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("simhash: column %s of %s does not exist", quote_identifier(col),
+						quote_identifier(get_rel_name(relid)))));
+	type = ((Form_pg_attribute) GETSTRUCT(atttup))->atttypid;
+	ReleaseSysCache(atttup);
+	if (type != INT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("simhash: column %s of %s is of type %s, not bigint", quote_identifier(col),
+						quote_identifier(get_rel_name(relid)), format_type_be(type)),
+				 errdetail("Only fingerprint columns have a layout.")));
+}
+
 /*
  * Runs one statement on the catalog of schema nsp as the catalog's owner, with search_path
  * pinned to pg_catalog, pg_temp. The caller has checked that the current user may make
- * this change. Returns the number of rows processed.
+ * this change. Returns the number of rows processed; with a statement that returns rows,
+ * the first column of the first row (a bigint) in *result when result is not NULL.
  */
 static uint64
-write_as_owner(Oid nsp, const char *statement_fmt, int nargs, Oid *argtypes, Datum *values)
+run_as_owner(Oid nsp, const char *statement_fmt, int nargs, Oid *argtypes, Datum *values,
+			 int64 *result)
 {
 	Oid			relid = layouts_relid(nsp);
-	HeapTuple	classtup;
 	Oid			owner;
 	Oid			save_userid;
 	int			save_sec_context;
@@ -145,12 +194,9 @@ write_as_owner(Oid nsp, const char *statement_fmt, int nargs, Oid *argtypes, Dat
 	int			rc;
 	uint64		processed;
 
-	classtup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	if (!HeapTupleIsValid(classtup))
-		elog(ERROR, "simhash: cache lookup failed for relation %u", relid);
-	owner = ((Form_pg_class) GETSTRUCT(classtup))->relowner;
-	ReleaseSysCache(classtup);
+	owner = relation_owner(relid);
 
+	/* Every %s (or %1$s) of the statement is the catalog's qualified name. */
 	sql = psprintf(statement_fmt, quote_qualified_identifier(get_namespace_name(nsp), LAYOUTS_TABLE));
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
@@ -166,6 +212,15 @@ write_as_owner(Oid nsp, const char *statement_fmt, int nargs, Oid *argtypes, Dat
 	if (rc < 0)
 		elog(ERROR, "simhash: writing %s failed: %s", LAYOUTS_TABLE, SPI_result_code_string(rc));
 	processed = SPI_processed;
+	if (result != NULL)
+	{
+		bool		isnull = true;
+		Datum		d = (Datum) 0;
+
+		if (SPI_tuptable != NULL && SPI_processed > 0)
+			d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		*result = isnull ? 0 : DatumGetInt64(d);
+	}
 	SPI_finish();
 
 	/* On an error, the transaction's abort restores the user and the setting. */
@@ -185,7 +240,10 @@ PG_FUNCTION_INFO_V1(simhash_layout_record);
 
 /*
  * simhash_layout_record(tbl regclass, col name, max_distance int, blocks int) -> void:
- * records (or replaces) the layout of tbl.col. Only the table's owners may.
+ * records (or replaces) the layout of tbl.col, a bigint column. Only the table's owners
+ * may, and the table's owner may have at most SIMHASH_MAX_LAYOUTS_PER_ROLE layouts (54000
+ * past them). Its layouts of tables or columns since gone are forgotten first: temporary
+ * tables end with their session without the sql_drop event that forgets the others.
  */
 Datum
 simhash_layout_record(PG_FUNCTION_ARGS)
@@ -196,8 +254,12 @@ simhash_layout_record(PG_FUNCTION_ARGS)
 	int32		blocks = PG_GETARG_INT32(3);
 	Oid			argtypes[4] = {REGCLASSOID, NAMEOID, INT4OID, INT4OID};
 	Datum		values[4];
+	Oid			nsp = extension_schema(fcinfo);
+	Oid			owner;
+	int64		others = 0;
 
 	check_owned_column(relid, NameStr(*col));
+	check_fingerprint_column(relid, NameStr(*col));
 	if (max_distance < 0 || max_distance > SIMHASH_MAX_LOCK_DISTANCE)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -208,15 +270,48 @@ simhash_layout_record(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("simhash: blocks must be between 2 and %d, got %d",
 						SIMHASH_MAX_BLOCKS, blocks)));
+
+	/*
+	 * The cap: the rows charged to the table's owner, but for the one this call replaces.
+	 * Both statements read that role's rows alone, through the index on owner. (Concurrent
+	 * calls for one role may each pass the count before the others insert.)
+	 */
+	owner = relation_owner(relid);
+	{
+		Oid			types[3] = {OIDOID, REGCLASSOID, NAMEOID};
+		Datum		args[3] = {ObjectIdGetDatum(owner), ObjectIdGetDatum(relid), NameGetDatum(col)};
+
+		(void) run_as_owner(nsp,
+							"DELETE FROM %1$s AS l WHERE l.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+							"SELECT x.ctid FROM %1$s AS x WHERE x.owner OPERATOR(pg_catalog.=) $1 "
+							"AND NOT EXISTS (SELECT FROM pg_catalog.pg_attribute a "
+							"WHERE a.attrelid OPERATOR(pg_catalog.=) x.tbl "
+							"AND a.attname OPERATOR(pg_catalog.=) x.col AND NOT a.attisdropped) "
+							"FOR UPDATE SKIP LOCKED))",
+							1, types, args, NULL);
+		(void) run_as_owner(nsp,
+							"SELECT pg_catalog.count(*) FROM %1$s AS l "
+							"WHERE l.owner OPERATOR(pg_catalog.=) $1 "
+							"AND NOT (l.tbl OPERATOR(pg_catalog.=) $2 AND l.col OPERATOR(pg_catalog.=) $3)",
+							3, types, args, &others);
+	}
+	if (others >= SIMHASH_MAX_LAYOUTS_PER_ROLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("simhash: role %s already has %lld recorded layouts, the most one role may have is %d",
+						quote_identifier(GetUserNameFromId(owner, false)), (long long) others,
+						SIMHASH_MAX_LAYOUTS_PER_ROLE),
+				 errhint("Drop the block indexes of columns no longer searched with simhash_drop_index().")));
+
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = NameGetDatum(col);
 	values[2] = Int32GetDatum(max_distance);
 	values[3] = Int32GetDatum(blocks);
-	write_as_owner(extension_schema(fcinfo),
-				   "INSERT INTO %s AS l (tbl, col, max_distance, blocks) VALUES ($1, $2, $3, $4) "
-				   "ON CONFLICT (tbl, col) DO UPDATE SET max_distance = EXCLUDED.max_distance, "
-				   "blocks = EXCLUDED.blocks, created = pg_catalog.now()",
-				   4, argtypes, values);
+	(void) run_as_owner(nsp,
+						"INSERT INTO %s AS l (tbl, col, max_distance, blocks) VALUES ($1, $2, $3, $4) "
+						"ON CONFLICT (tbl, col) DO UPDATE SET max_distance = EXCLUDED.max_distance, "
+						"blocks = EXCLUDED.blocks, created = pg_catalog.now(), owner = EXCLUDED.owner",
+						4, argtypes, values, NULL);
 	PG_RETURN_VOID();
 }
 
@@ -237,8 +332,8 @@ simhash_layout_forget(PG_FUNCTION_ARGS)
 	check_owned_column(relid, NameStr(*col));
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = NameGetDatum(col);
-	PG_RETURN_BOOL(write_as_owner(extension_schema(fcinfo),
-								  "DELETE FROM %s AS l WHERE l.tbl OPERATOR(pg_catalog.=) $1 "
-								  "AND l.col OPERATOR(pg_catalog.=) $2",
-								  2, argtypes, values) > 0);
+	PG_RETURN_BOOL(run_as_owner(extension_schema(fcinfo),
+								"DELETE FROM %s AS l WHERE l.tbl OPERATOR(pg_catalog.=) $1 "
+								"AND l.col OPERATOR(pg_catalog.=) $2",
+								2, argtypes, values, NULL) > 0);
 }

@@ -241,15 +241,20 @@ COMMENT ON FUNCTION simhash_layout_blocks(integer, double precision) IS
 -- a table record and forget its layout through simhash_layout_record and
 -- simhash_layout_forget, which check ownership and then write as the catalog's owner. (A
 -- write privilege granted to PUBLIC would let any role LOCK the table and hang every DROP
--- TABLE in the cleanup event trigger.)
+-- TABLE in the cleanup event trigger.) Each row is charged to the role that owned its table
+-- when it was recorded (owner, set by the trigger below); simhash_layout_record lets one
+-- role have at most 1000 rows, so that no role can fill the table for everyone.
 CREATE TABLE simhash_layouts (
     tbl          regclass NOT NULL,
     col          name NOT NULL,
     max_distance integer NOT NULL CHECK (max_distance BETWEEN 0 AND 16),
     blocks       integer NOT NULL CHECK (blocks BETWEEN 2 AND 16),
     created      timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    owner        oid NOT NULL,
     PRIMARY KEY (tbl, col)
 );
+-- A role's rows, found without reading the others' (the cap, the sweep of its stale rows).
+CREATE INDEX simhash_layouts_owner ON simhash_layouts (owner);
 COMMENT ON TABLE simhash_layouts IS
 'block-index layouts made by simhash_create_index: table, fingerprint column, largest distance served, number of blocks';
 -- Dumped without the rows of temporary tables (they end with their session, and their OIDs
@@ -268,18 +273,23 @@ CREATE FUNCTION simhash_layouts_check() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
     AS $$
+DECLARE
+    table_owner pg_catalog.oid;
 BEGIN
-    IF NOT EXISTS (SELECT FROM pg_catalog.pg_class c
-                   WHERE c.oid OPERATOR(pg_catalog.=) NEW.tbl
-                     AND pg_catalog.pg_has_role(c.relowner, 'USAGE')) THEN
+    SELECT c.relowner INTO table_owner FROM pg_catalog.pg_class c
+    WHERE c.oid OPERATOR(pg_catalog.=) NEW.tbl
+      AND pg_catalog.pg_has_role(c.relowner, 'USAGE');
+    IF table_owner IS NULL THEN
         RAISE EXCEPTION 'simhash: only the owners of table % may record its layout', NEW.tbl
             USING ERRCODE = 'insufficient_privilege';
     END IF;
+    -- The row is charged to the table's owner, whatever the row (a restored dump) says.
+    NEW.owner := table_owner;
     RETURN NEW;
 END
 $$;
 COMMENT ON FUNCTION simhash_layouts_check() IS
-'trigger of simhash_layouts: a row inserted names a table the inserting role owns (42501 otherwise)';
+'trigger of simhash_layouts: a row inserted names a table the inserting role owns (42501 otherwise), and is charged to the table''s owner';
 CREATE TRIGGER simhash_layouts_check BEFORE INSERT ON simhash_layouts
     FOR EACH ROW EXECUTE FUNCTION simhash_layouts_check();
 
@@ -288,7 +298,7 @@ CREATE FUNCTION simhash_layout_record(tbl regclass, col name, max_distance integ
     AS 'MODULE_PATHNAME', 'simhash_layout_record'
     LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_layout_record(regclass, name, integer, integer) IS
-'records (or replaces) the layout of column col of table tbl in simhash_layouts; only the table''s owners may (simhash_create_index calls it)';
+'records (or replaces) the layout of bigint column col of table tbl in simhash_layouts; only the table''s owners may, at most 1000 layouts a role (simhash_create_index calls it)';
 
 CREATE FUNCTION simhash_layout_forget(tbl regclass, col name) RETURNS boolean
     AS 'MODULE_PATHNAME', 'simhash_layout_forget'
@@ -309,12 +319,20 @@ BEGIN
         WHERE e.extname OPERATOR(pg_catalog.=) 'simhash') OPERATOR(pg_catalog.<>) '@extschema@' THEN
         RETURN;
     END IF;
-    -- SKIP LOCKED: a row some transaction holds (a layout being recorded again for a column
-    -- that was renamed away and added anew) is left for the next drop, so no role can make
-    -- every DROP in the database wait for its open transaction.
+    -- Only the rows of the tables this command dropped (or dropped columns of) are read,
+    -- through the primary key: the cost of a DROP does not grow with the rows of other
+    -- tables, whoever recorded them. SKIP LOCKED: a row some transaction holds (a layout
+    -- being recorded again for a column that was renamed away and added anew) is left, so
+    -- no role can make every DROP in the database wait for its open transaction. Rows
+    -- left behind (temporary tables end with their session without this event) are swept
+    -- by the next simhash_layout_record of their owner.
     DELETE FROM @extschema@.simhash_layouts l
     WHERE l.ctid IN (SELECT x.ctid FROM @extschema@.simhash_layouts x
-                     WHERE NOT EXISTS (SELECT 1 FROM pg_attribute a
+                     WHERE x.tbl OPERATOR(pg_catalog.=) ANY (ARRAY(
+                             SELECT DISTINCT d.objid::pg_catalog.regclass
+                             FROM pg_catalog.pg_event_trigger_dropped_objects() d
+                             WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass))
+                       AND NOT EXISTS (SELECT 1 FROM pg_attribute a
                                        WHERE a.attrelid = x.tbl AND a.attname = x.col
                                          AND NOT a.attisdropped)
                      FOR UPDATE SKIP LOCKED);
