@@ -2,7 +2,9 @@
 #include "capi/similarity_capi.h"
 
 #include <algorithm>
+#include <new>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "capi/guard.hpp"
@@ -19,7 +21,95 @@ static_assert(SIMHASH_LSH_BANDS == simhash::kLshBands && SIMHASH_LSH_ROWS == sim
 static_assert(SIMHASH_LSH_MIN_SIMILARITY == simhash::kLshMinSimilarity,
               "keep the C and C++ LSH thresholds equal");
 
+using simhash::ShingleCounter;
+
+static_assert(std::is_trivially_copyable_v<ShingleCounter>,
+              "the shingle counter must live in caller-owned memory");
+static_assert(sizeof(ShingleCounter) <= sizeof(simhash_shingle_counter),
+              "raise SIMHASH_SHINGLE_COUNTER_WORDS");
+static_assert(alignof(ShingleCounter) <= alignof(simhash_shingle_counter),
+              "simhash_shingle_counter is not aligned enough");
+
+static ShingleCounter* counter_of(simhash_shingle_counter* c) {
+  if (c == nullptr) throw std::invalid_argument("null argument");
+  return std::launder(reinterpret_cast<ShingleCounter*>(c->words));
+}
+
+static const ShingleCounter* counter_of(const simhash_shingle_counter* c) {
+  if (c == nullptr) throw std::invalid_argument("null argument");
+  return std::launder(reinterpret_cast<const ShingleCounter*>(c->words));
+}
+
 extern "C" {
+
+std::size_t simhash_shingle_counter_table_size(const simhash_shingle_counter* counter) noexcept {
+  return counter == nullptr ? 0 : std::launder(reinterpret_cast<const ShingleCounter*>(counter->words))->table_size();
+}
+
+std::size_t simhash_shingle_counter_table_before(const simhash_shingle_counter* counter,
+                                                 std::size_t len) noexcept {
+  return counter == nullptr
+             ? 0
+             : std::launder(reinterpret_cast<const ShingleCounter*>(counter->words))
+                   ->table_size_before(len);
+}
+
+simhash_status simhash_shingle_counter_grow(simhash_shingle_counter* counter, std::uint64_t* table,
+                                            std::size_t table_size, char* errbuf,
+                                            std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    counter_of(counter)->grow(table, table_size);
+    return SIMHASH_OK;
+  });
+}
+
+simhash_status simhash_shingle_counter_begin(simhash_shingle_counter* counter, std::uint64_t cap,
+                                             std::uint64_t* table, std::size_t table_size,
+                                             char* errbuf, std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (counter == nullptr) throw std::invalid_argument("null argument");
+    new (counter->words) ShingleCounter(cap, table, table_size);
+    return SIMHASH_OK;
+  });
+}
+
+simhash_status simhash_shingle_counter_feed(simhash_shingle_counter* counter, const char* data,
+                                            std::size_t len, std::uint64_t* count, char* errbuf,
+                                            std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (count == nullptr || (data == nullptr && len > 0)) {
+      throw std::invalid_argument("null argument");
+    }
+    ShingleCounter* c = counter_of(counter);
+    c->feed(data, len);
+    *count = c->count();
+    return SIMHASH_OK;
+  });
+}
+
+simhash_status simhash_shingle_counter_end(simhash_shingle_counter* counter, std::uint64_t* count,
+                                           char* errbuf, std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (count == nullptr) throw std::invalid_argument("null argument");
+    ShingleCounter* c = counter_of(counter);
+    c->end();
+    *count = c->count();
+    return SIMHASH_OK;
+  });
+}
+
+simhash_status simhash_shingle_counter_set(const simhash_shingle_counter* counter,
+                                           std::uint64_t* out, std::size_t out_cap,
+                                           std::size_t* n, char* errbuf,
+                                           std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (n == nullptr) throw std::invalid_argument("null argument");
+    const ShingleCounter* c = counter_of(counter);
+    if (c->over()) throw std::invalid_argument("the shingle count passed its cap");
+    *n = c->sorted(out, out_cap);
+    return SIMHASH_OK;
+  });
+}
 
 simhash_status simhash_shingle_overlap(const std::uint64_t* a, std::size_t na,
                                        const std::uint64_t* b, std::size_t nb,

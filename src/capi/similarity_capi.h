@@ -29,6 +29,50 @@ simhash_status simhash_shingle_overlap(const uint64_t *a, size_t na, const uint6
 /* A 64-bit digest of a shingle set (simhash::set_digest): equal sets, equal digests. */
 uint64_t simhash_shingle_digest(const uint64_t *set, size_t n) SIMHASH_NOEXCEPT;
 
+/*
+ * The distinct shingles of a text read piece by piece, counted up to a cap
+ * (simhash::ShingleCounter): state in *counter, a table of
+ * simhash_shingle_counter_table_size(cap) entries, both owned by the caller. Every shingle
+ * counted after feeding a prefix of a text is one of the whole text's, so once the count
+ * passes cap the whole text has more than cap distinct shingles. After
+ * simhash_shingle_counter_end(), the count within the cap is the exact size of the text's
+ * shingle set (simhash_text_shingles), which simhash_shingle_counter_set() copies out
+ * ascending.
+ */
+#define SIMHASH_SHINGLE_COUNTER_WORDS 512
+typedef struct simhash_shingle_counter {
+  uint64_t words[SIMHASH_SHINGLE_COUNTER_WORDS];
+} simhash_shingle_counter;
+
+/*
+ * The table starts with SIMHASH_SHINGLE_COUNTER_MIN_TABLE entries (or more, a power of two)
+ * and grows: before feeding len bytes (or ending, len 0), the table must have
+ * simhash_shingle_counter_table_before(counter, len) entries, at most those that cap + 1
+ * shingles need; simhash_shingle_counter_grow() moves the shingles into a larger table
+ * (the old one may then be freed).
+ */
+#define SIMHASH_SHINGLE_COUNTER_MIN_TABLE 16
+simhash_status simhash_shingle_counter_begin(simhash_shingle_counter *counter, uint64_t cap,
+                                             uint64_t *table, size_t table_size, char *errbuf,
+                                             size_t errcap) SIMHASH_NOEXCEPT;
+size_t simhash_shingle_counter_table_size(const simhash_shingle_counter *counter) SIMHASH_NOEXCEPT;
+size_t simhash_shingle_counter_table_before(const simhash_shingle_counter *counter,
+                                            size_t len) SIMHASH_NOEXCEPT;
+simhash_status simhash_shingle_counter_grow(simhash_shingle_counter *counter, uint64_t *table,
+                                            size_t table_size, char *errbuf,
+                                            size_t errcap) SIMHASH_NOEXCEPT;
+/* Feeds the next piece (cut anywhere); *count: distinct shingles so far, at most cap + 1. */
+simhash_status simhash_shingle_counter_feed(simhash_shingle_counter *counter, const char *data,
+                                            size_t len, uint64_t *count, char *errbuf,
+                                            size_t errcap) SIMHASH_NOEXCEPT;
+/* The text ends here; *count as above. */
+simhash_status simhash_shingle_counter_end(simhash_shingle_counter *counter, uint64_t *count,
+                                           char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+/* The set counted (ascending) into out[0..*n), within the cap; SIMHASH_INVALID_ARGUMENT past it. */
+simhash_status simhash_shingle_counter_set(const simhash_shingle_counter *counter, uint64_t *out,
+                                           size_t out_cap, size_t *n, char *errbuf,
+                                           size_t errcap) SIMHASH_NOEXCEPT;
+
 /* MinHash LSH keys (src/core/minhash.hpp): bands of rows signature values, one key a band. */
 #define SIMHASH_LSH_BANDS 20
 #define SIMHASH_LSH_ROWS 5

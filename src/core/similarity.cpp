@@ -1,5 +1,6 @@
 #include "core/similarity.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 
@@ -90,6 +91,140 @@ std::vector<std::uint64_t> shingle_set(std::string_view text, int n) {
   fp.feed(text.data(), text.size());
   const std::size_t distinct = fp.distinct(counts.get(), capacity);
   return std::vector<std::uint64_t>(buffer.get(), buffer.get() + distinct);
+}
+
+std::size_t ShingleCounter::table_size_for(std::uint64_t distinct) {
+  if (distinct > (std::uint64_t{1} << 58)) throw std::invalid_argument("shingle cap too large");
+  std::size_t size = 16;
+  while (size < 2 * (distinct + 1)) size *= 2;
+  return size;
+}
+
+void ShingleCounter::set_table(std::uint64_t* table, std::size_t table_size) {
+  if (table == nullptr || table_size < 16 || (table_size & (table_size - 1)) != 0) {
+    throw std::invalid_argument("shingle table not a power of two of at least 16 entries");
+  }
+  unsigned bits = 0;
+  while ((std::size_t{1} << bits) < table_size) ++bits;
+  table_ = table;
+  mask_ = table_size - 1;
+  shift_ = 64 - bits;
+  std::fill(table_, table_ + table_size, 0);
+}
+
+ShingleCounter::ShingleCounter(std::uint64_t cap, std::uint64_t* table, std::size_t table_size,
+                               int n)
+    : cap_(cap),
+      table_(nullptr),
+      mask_(0),
+      shift_(0),
+      collector_(n, /*chars=*/true, /*stream=*/false),
+      tokenizer_(TokenizerOptions{false}) {
+  if (n < 1 || n > kMaxShingle) throw std::invalid_argument("invalid shingle size");
+  set_table(table, table_size);
+}
+
+std::size_t ShingleCounter::table_size_before(std::size_t bytes) const noexcept {
+  // A table for `need` shingles holds 2 (need + 1): at the cap, the one shingle past it
+  // still finds a free slot.
+  const std::uint64_t room = cap_ - std::min(cap_, count_);
+  const std::uint64_t need =
+      bytes > room / kMaxFeaturesPerByte
+          ? cap_
+          : std::min(cap_, count_ + static_cast<std::uint64_t>(bytes) * kMaxFeaturesPerByte +
+                               kFeatureSlack);
+  return table_size_for(need);  // need <= cap, which the caller keeps small
+}
+
+void ShingleCounter::grow(std::uint64_t* table, std::size_t table_size) {
+  if (table_size < this->table_size()) throw std::invalid_argument("shingle table shrinks");
+  std::uint64_t* const old = table_;
+  const std::uint64_t old_size = mask_ + 1;
+  set_table(table, table_size);
+  for (std::uint64_t i = 0; i < old_size; ++i) {
+    if (old[i] != 0) place(old[i]);
+  }
+}
+
+void ShingleCounter::place(std::uint64_t h) noexcept {
+  // Shingle hashes are mixed already; the multiply spreads them once more over the table.
+  std::uint64_t i = (h * 0x9E3779B97F4A7C15ULL) >> shift_;
+  while (table_[i] != 0) {
+    if (table_[i] == h) return;
+    i = (i + 1) & mask_;
+  }
+  table_[i] = h;
+}
+
+void ShingleCounter::insert(std::uint64_t h) noexcept {
+  if (count_ > cap_) return;
+  if (h == 0) {
+    if (!has_zero_) {
+      has_zero_ = true;
+      ++count_;
+    }
+    return;
+  }
+  std::uint64_t i = (h * 0x9E3779B97F4A7C15ULL) >> shift_;
+  while (table_[i] != 0) {
+    if (table_[i] == h) return;
+    i = (i + 1) & mask_;
+  }
+  // feed() checked the room: the table stays at most half full.
+  table_[i] = h;
+  ++count_;
+}
+
+void ShingleCounter::drain() noexcept {
+  for (std::size_t i = 0; i < collector_.size; ++i) insert(buffer_[i]);
+  collector_.size = 0;
+}
+
+void ShingleCounter::Sink::token(const unsigned char* bytes, std::size_t len) noexcept {
+  ShingleCounter& c = *owner;
+  // Pointed here at every token: the object may have been copied since.
+  c.collector_.data = c.buffer_;
+  c.collector_.capacity = sizeof(c.buffer_) / sizeof(c.buffer_[0]);
+  c.collector_.size = 0;
+  c.collector_.token(bytes, len);
+  c.drain();
+}
+
+void ShingleCounter::feed(const char* data, std::size_t size) {
+  if (ended_ || over()) return;
+  if (table_size() < table_size_before(size)) throw std::logic_error("shingle table too small");
+  Sink sink{this};
+  tokenizer_.feed(data, size, sink);
+}
+
+void ShingleCounter::end() {
+  if (ended_) return;
+  if (!over() && table_size() < table_size_before(0)) {
+    throw std::logic_error("shingle table too small");
+  }
+  ended_ = true;
+  if (over()) return;
+  Sink sink{this};
+  tokenizer_.finish(sink);
+  collector_.data = buffer_;
+  collector_.capacity = sizeof(buffer_) / sizeof(buffer_[0]);
+  collector_.size = 0;
+  collector_.finish();
+  drain();
+}
+
+std::size_t ShingleCounter::sorted(std::uint64_t* out, std::size_t out_cap) const {
+  if (over()) throw std::logic_error("the shingle count passed its cap");
+  if (out_cap < count_ || (out == nullptr && count_ > 0)) {
+    throw std::invalid_argument("no room for the shingles");
+  }
+  std::size_t k = 0;
+  if (has_zero_) out[k++] = 0;
+  for (std::uint64_t i = 0; i <= mask_; ++i) {
+    if (table_[i] != 0) out[k++] = table_[i];
+  }
+  std::sort(out, out + k);
+  return k;
 }
 
 }  // namespace simhash

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "core/no_postgres.hpp"
+#include "core/text_options.hpp"
+#include "core/tokenizer.hpp"
 
 namespace simhash {
 
@@ -60,5 +62,84 @@ std::uint64_t set_digest(const std::uint64_t* set, std::size_t n) noexcept;
 // normalized characters (a text of fewer than n characters has one shingle of them all; a
 // text without characters has none). The same features as simhash(text, 'char', n).
 std::vector<std::uint64_t> shingle_set(std::string_view text, int n = kSimilarityShingle);
+
+// The distinct shingles of a text read piece by piece (cut anywhere, even inside a UTF-8
+// sequence), counted up to a cap, in a table the caller owns: O(cap) memory whatever the
+// length of the text.
+//
+// Before end(), only the shingles the pieces fed so far fully determine are counted: the
+// tokenizer holds back a token (a word, a character with its combining marks, a code point
+// cut in two) until what follows shows it complete, and a shingle is counted once its last
+// character belongs to a complete token. So every shingle counted after feeding a prefix of
+// a text is a shingle of the whole text, and count() of a prefix is at most the size of the
+// text's shingle set: once count() passes the cap, so does the whole text's set. After
+// end(), the counted set is exactly shingle_set(text, n) (while within the cap).
+//
+// The table grows with the count, never past what the cap needs: before feed(size) (or
+// end(), size 0) it must have table_size_before(size) entries; grow() moves the shingles
+// into a larger one. Trivially copyable: it can live in memory the caller owns and never
+// allocates.
+class ShingleCounter {
+ public:
+  // The table entries a count of `distinct` shingles needs: the smallest power of two
+  // holding 2 (distinct + 1) entries, at least 16. Throws std::invalid_argument when that
+  // does not fit in memory.
+  static std::size_t table_size_for(std::uint64_t distinct);
+
+  // table: table_size entries (a power of two, at least 16), overwritten. Throws
+  // std::invalid_argument for another size or an invalid n.
+  ShingleCounter(std::uint64_t cap, std::uint64_t* table, std::size_t table_size,
+                 int n = kSimilarityShingle);
+
+  // The table entries needed before feeding `bytes` more bytes: room for every shingle
+  // they can add (kMaxFeaturesPerByte a byte, plus a pending token), up to cap + 1.
+  std::size_t table_size_before(std::size_t bytes) const noexcept;
+  std::size_t table_size() const noexcept { return static_cast<std::size_t>(mask_ + 1); }
+  // Moves the shingles counted into a new table of table_size entries (a power of two, at
+  // least table_size()); the old one is no longer used. std::invalid_argument otherwise.
+  void grow(std::uint64_t* table, std::size_t table_size);
+
+  // Feeds the next piece of UTF-8 text; does nothing once over the cap or after end().
+  // Throws std::logic_error when the table is smaller than table_size_before(size).
+  void feed(const char* data, std::size_t size);
+  // The text ends here (the last token, and the one shingle of a text of fewer than n
+  // characters, are counted). Idempotent. Needs table_size_before(0) entries.
+  void end();
+
+  // Distinct shingles counted so far; at most cap + 1.
+  std::uint64_t count() const noexcept { return count_; }
+  // More than cap distinct shingles: counting stopped.
+  bool over() const noexcept { return count_ > cap_; }
+  bool ended() const noexcept { return ended_; }
+  // The shingles counted, ascending as unsigned values, into out[0..count()); returns
+  // count(). Throws std::logic_error when over the cap and std::invalid_argument when
+  // out_cap < count().
+  std::size_t sorted(std::uint64_t* out, std::size_t out_cap) const;
+
+  // The tokenizer's sink (public for the tokenizer only): characters -> shingles -> table.
+  struct Sink {
+    ShingleCounter* owner;
+    void token(const unsigned char* bytes, std::size_t len) noexcept;
+  };
+
+ private:
+  void drain() noexcept;
+  void insert(std::uint64_t h) noexcept;
+  void place(std::uint64_t h) noexcept;
+  void set_table(std::uint64_t* table, std::size_t table_size);
+
+  std::uint64_t cap_;
+  std::uint64_t* table_;
+  std::uint64_t mask_;
+  unsigned shift_;
+  std::uint64_t count_ = 0;
+  bool has_zero_ = false;  // 0 marks a free slot: the shingle 0 is counted apart
+  bool ended_ = false;
+  detail::ShingleCollector collector_;
+  // A token of at most kMaxTokenBytes bytes has at most that many characters: its shingles
+  // fit, and are moved to the table after each token.
+  std::uint64_t buffer_[kMaxTokenBytes + 8];
+  Tokenizer<Sink> tokenizer_;
+};
 
 }  // namespace simhash

@@ -175,5 +175,154 @@ TEST(SetDigest, EqualSetsEqualDigestsAndAGoldenValue) {
   EXPECT_EQ(static_cast<std::int64_t>(set_digest(g.data(), g.size())), 5264863188361503184LL);
 }
 
+
+// ---- ShingleCounter: distinct shingles of a prefix, capped ----
+
+// Texts with multi-byte characters, combining marks and long words, so that pieces cut
+// inside UTF-8 sequences, between a letter and its marks, and inside words.
+std::string mixed_text(std::mt19937_64& rng, std::size_t words) {
+  static const char* const vocab[] = {
+      "the", "Software", "e\xCC\x81t\xC3\xA9", "\xEF\xAC\x81le", "\xE6\xBC\xA2\xE5\xAD\x97",
+      "\xF0\x9F\x98\x80", "Stra\xC3\x9F" "e", "warranty,", "(c)", "\xD0\x9F\xD1\x80\xD0\xB8",
+      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab",
+      "x\xCC\x88\xCC\x81"};
+  std::string out;
+  for (std::size_t i = 0; i < words; i++) {
+    if (i > 0) out += (rng() % 5 == 0) ? "\n" : " ";
+    out += vocab[rng() % std::size(vocab)];
+    if (rng() % 7 == 0) out += std::to_string(rng() % 1000);
+  }
+  return out;
+}
+
+struct Counted {
+  std::uint64_t count;
+  bool over;
+  std::vector<std::uint64_t> set;  // when ended within the cap
+};
+
+// Feeds text[0..prefix) in pieces of at most `piece` bytes; ends the text when `end`.
+Counted count_prefix(const std::string& text, std::size_t prefix, std::size_t piece,
+                     std::uint64_t cap, bool end) {
+  std::vector<std::uint64_t> table(ShingleCounter::table_size_for(cap));
+  ShingleCounter c(cap, table.data(), table.size());
+  for (std::size_t at = 0; at < prefix; at += piece) {
+    c.feed(text.data() + at, std::min(piece, prefix - at));
+  }
+  if (end) c.end();
+  Counted out{c.count(), c.over(), {}};
+  if (end && !c.over()) {
+    out.set.resize(c.count());
+    EXPECT_EQ(c.sorted(out.set.data(), out.set.size()), c.count());
+  }
+  return out;
+}
+
+TEST(ShingleCounter, EndedWithinTheCapIsTheShingleSet) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 200; round++) {
+    const std::string text = round % 2 == 0 ? mixed_text(rng, rng() % 60) : random_text(rng, rng() % 60);
+    const auto expected = shingle_set(text);
+    for (const std::size_t piece : {std::size_t{1}, std::size_t{3}, std::size_t{64}, text.size() + 1}) {
+      const Counted got = count_prefix(text, text.size(), std::max<std::size_t>(piece, 1),
+                                       expected.size(), true);
+      ASSERT_FALSE(got.over);
+      ASSERT_EQ(got.set, expected) << "round " << round << ", pieces of " << piece;
+    }
+  }
+}
+
+TEST(ShingleCounter, EveryShingleOfAPrefixIsOneOfTheText) {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 60; round++) {
+    const std::string text = mixed_text(rng, 40);
+    const auto whole = shingle_set(text);
+    for (std::size_t prefix = 0; prefix <= text.size(); prefix++) {
+      // Not ended: the table itself holds what was counted (0 marks a free slot).
+      std::vector<std::uint64_t> table(ShingleCounter::table_size_for(whole.size()));
+      ShingleCounter c(whole.size(), table.data(), table.size());
+      c.feed(text.data(), prefix);
+      ASSERT_FALSE(c.over());
+      ASSERT_LE(c.count(), whole.size());
+      for (const std::uint64_t h : table) {
+        if (h == 0) continue;
+        ASSERT_TRUE(std::binary_search(whole.begin(), whole.end(), h))
+            << "round " << round << ", prefix " << prefix << " counts a shingle the text lacks";
+      }
+    }
+  }
+}
+
+TEST(ShingleCounter, CountIsMonotoneAndStopsPastTheCap) {
+  std::mt19937_64 rng(13);
+  const std::string text = mixed_text(rng, 400);
+  const std::size_t total = shingle_set(text).size();
+  ASSERT_GT(total, 100u);
+  for (const std::uint64_t cap : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{50},
+                                  std::uint64_t{total - 1}, std::uint64_t{total}}) {
+    std::vector<std::uint64_t> table(ShingleCounter::table_size_for(cap));
+    ShingleCounter c(cap, table.data(), table.size());
+    std::uint64_t last = 0;
+    for (std::size_t at = 0; at < text.size(); at += 17) {
+      c.feed(text.data() + at, std::min<std::size_t>(17, text.size() - at));
+      ASSERT_GE(c.count(), last);
+      ASSERT_LE(c.count(), cap + 1);
+      last = c.count();
+    }
+    c.end();
+    EXPECT_EQ(c.over(), total > cap) << "cap " << cap;
+    EXPECT_EQ(c.count(), std::min<std::uint64_t>(total, cap + 1)) << "cap " << cap;
+    std::vector<std::uint64_t> out(cap + 1);
+    if (c.over()) {
+      EXPECT_THROW(c.sorted(out.data(), out.size()), std::logic_error);
+    }
+  }
+}
+
+TEST(ShingleCounter, GrowsItsTableAsTheCountGrows) {
+  std::mt19937_64 rng(17);
+  const std::string text = mixed_text(rng, 3000);
+  const auto expected = shingle_set(text);
+  std::vector<std::vector<std::uint64_t>> tables(1, std::vector<std::uint64_t>(16));
+  ShingleCounter c(expected.size(), tables.back().data(), 16);
+  EXPECT_THROW(c.feed(text.data(), text.size()), std::logic_error);  // no room for it all
+  for (std::size_t at = 0; at < text.size(); at += 100) {
+    const std::size_t n = std::min<std::size_t>(100, text.size() - at);
+    if (c.table_size() < c.table_size_before(n)) {
+      tables.emplace_back(c.table_size_before(n));
+      c.grow(tables.back().data(), tables.back().size());
+    }
+    c.feed(text.data() + at, n);
+  }
+  if (c.table_size() < c.table_size_before(0)) {
+    tables.emplace_back(c.table_size_before(0));
+    c.grow(tables.back().data(), tables.back().size());
+  }
+  c.end();
+  ASSERT_FALSE(c.over());
+  std::vector<std::uint64_t> out(c.count());
+  c.sorted(out.data(), out.size());
+  EXPECT_EQ(out, expected);
+  // Never more than the cap needs.
+  EXPECT_LE(c.table_size(), ShingleCounter::table_size_for(expected.size()));
+}
+
+TEST(ShingleCounter, ShortTextsAndTheTable) {
+  const std::uint64_t cap = 10;
+  std::vector<std::uint64_t> table(ShingleCounter::table_size_for(cap));
+  EXPECT_GE(table.size(), 2 * (cap + 1));
+  EXPECT_THROW(ShingleCounter(cap, table.data(), 24), std::invalid_argument);
+  EXPECT_THROW(ShingleCounter(cap, table.data(), 8), std::invalid_argument);
+  for (const std::string text : {"", "  ,, ", "abc", "ab cd", "abcde"}) {
+    ShingleCounter c(cap, table.data(), table.size());
+    c.feed(text.data(), text.size());
+    c.end();
+    std::vector<std::uint64_t> out(c.count());
+    c.sorted(out.data(), out.size());
+    EXPECT_EQ(out, shingle_set(text)) << text;
+  }
+}
+
 }  // namespace
 }  // namespace simhash
