@@ -7,6 +7,9 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
+#include "access/detoast.h"
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
@@ -26,6 +29,7 @@
 #include "utils/rls.h"
 
 #include "capi/search_capi.h"
+#include "capi/similarity_capi.h"
 #include "pg/dedupe.h"
 #include "pg/similarity.h"
 #include "pg/simhash_pg.h"
@@ -197,6 +201,191 @@ search_done(Search *s)
 	return s->c->min_similarity > 0;
 }
 
+/* Bytes of a candidate's text read at first, and at most at a time from a plain one. */
+#define CANDIDATE_FIRST_READ (64 * 1024)
+#define CANDIDATE_MAX_READ (1024 * 1024)
+/* Bytes fed to the shingle counter at a time: its table grows between feeds. */
+#define CANDIDATE_FEED 4096
+
+/*
+ * The most distinct shingles a candidate may have and still reach threshold t with a new
+ * text of na distinct shingles: the largest m with na / m >= t, computed as the similarity
+ * is (in double). Jaccard(A, B) = |A ∩ B| / |A ∪ B| <= |A| / |B|, and the computed
+ * similarity common / (na + nb - common) is, rounding included, at most na / nb: a
+ * candidate with more than this many shingles is below the threshold, whatever they are.
+ */
+static uint64
+shingle_cap(uint64 na, double t)
+{
+	uint64		m;
+
+	if (na == 0)
+		return 0;
+	m = (uint64) floor((double) na / t);
+	while (m > 0 && (double) na / (double) m < t)
+		m--;
+	while ((double) na / (double) (m + 1) >= t)
+		m++;
+	return m;
+}
+
+/* The shingle counter of one candidate, its table growing in the current context. */
+typedef struct CandidateCounter
+{
+	simhash_shingle_counter state;
+	uint64	   *table;
+	uint64		count;
+	uint64		cap;
+} CandidateCounter;
+
+/* Makes room in the table for len more bytes (or the end of the text, len 0). */
+static void
+counter_room(CandidateCounter *cc, size_t len)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	size_t		need = simhash_shingle_counter_table_before(&cc->state, len);
+
+	if (need > simhash_shingle_counter_table_size(&cc->state))
+	{
+		uint64	   *table = palloc_extended(sizeof(uint64) * need, MCXT_ALLOC_HUGE);
+
+		simhash_check_status(simhash_shingle_counter_grow(&cc->state, table, need, errbuf,
+														  sizeof(errbuf)),
+							 errbuf);
+		pfree(cc->table);
+		cc->table = table;
+	}
+}
+
+/* Feeds bytes to the counter, a few KB at a time; false once past the cap. */
+static bool
+counter_feed(CandidateCounter *cc, const char *data, size_t len)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+
+	for (size_t at = 0; at < len && cc->count <= cc->cap; at += CANDIDATE_FEED)
+	{
+		size_t		n = Min((size_t) CANDIDATE_FEED, len - at);
+
+		if ((at & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		counter_room(cc, n);
+		simhash_check_status(simhash_shingle_counter_feed(&cc->state, data + at, n, &cc->count,
+														  errbuf, sizeof(errbuf)),
+							 errbuf);
+	}
+	return cc->count <= cc->cap;
+}
+
+/*
+ * The similarity of the new text to a candidate's stored text d (not NULL), false when
+ * it is below the threshold (or undefined): the same answer as comparing the whole shingle
+ * sets, at a bounded cost. The candidate is read in growing slices (a toasted text is not
+ * detoasted whole) and its distinct shingles counted, up to the most a text reaching the
+ * threshold may have (shingle_cap): a candidate past it is ruled out without reading the
+ * rest. Only a candidate that stays within it (a short text, or a long one that repeats
+ * itself) is read to its end; its shingle set then holds at most that many shingles.
+ * Memory: the counter's table, at most 16 bytes a shingle of the cap, and one slice.
+ */
+static bool
+candidate_similar(Search *s, Datum d, double *similarity)
+{
+	struct varlena *attr = (struct varlena *) DatumGetPointer(d);
+	SimhashShingleSet a = s->new_text->set;
+	Size		total = toast_raw_datum_size(d) - VARHDRSZ;
+	CandidateCounter cc;
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	bool		within = true;
+	bool		defined;
+
+	/* A byte-identical text (common: licences, boilerplate) needs no shingling. */
+	if (a.size > 0 && total == VARSIZE_ANY_EXHDR(s->new_text->body))
+	{
+		text	   *body = DatumGetTextPP(d);
+		bool		same = memcmp(VARDATA_ANY(body), VARDATA_ANY(s->new_text->body), total) == 0;
+
+		if ((Pointer) body != DatumGetPointer(d))
+			pfree(body);
+		if (same)
+		{
+			*similarity = 1.0;
+			return 1.0 >= s->c->min_similarity;
+		}
+	}
+
+	cc.cap = shingle_cap(a.size, s->c->min_similarity);
+	cc.count = 0;
+	cc.table = palloc(sizeof(uint64) * SIMHASH_SHINGLE_COUNTER_MIN_TABLE);
+	simhash_check_status(simhash_shingle_counter_begin(&cc.state, cc.cap, cc.table,
+													   SIMHASH_SHINGLE_COUNTER_MIN_TABLE,
+													   errbuf, sizeof(errbuf)),
+						 errbuf);
+	if (!VARATT_IS_EXTERNAL(attr) && !VARATT_IS_COMPRESSED(attr))
+		within = counter_feed(&cc, VARDATA_ANY(attr), VARSIZE_ANY_EXHDR(attr));
+	else
+	{
+		/*
+		 * A compressed text is decompressed from its start for every slice: slices double,
+		 * so the bytes decompressed stay under twice those read. A plain one is fetched a
+		 * slice at a time.
+		 */
+		bool		compressed = VARATT_IS_COMPRESSED(attr);
+		Size		offset = 0;
+
+		if (VARATT_IS_EXTERNAL_ONDISK(attr))
+		{
+			struct varatt_external toast_pointer;
+
+			VARATT_EXTERNAL_GET_POINTER(toast_pointer, attr);
+			compressed = VARATT_EXTERNAL_IS_COMPRESSED(toast_pointer);
+		}
+		while (within && offset < total)
+		{
+			Size		len = Max(offset, (Size) CANDIDATE_FIRST_READ);
+			struct varlena *slice;
+
+			if (!compressed)
+				len = Min(len, (Size) CANDIDATE_MAX_READ);
+			len = Min(len, total - offset);
+			slice = detoast_attr_slice(attr, (int32) offset, (int32) len);
+			within = counter_feed(&cc, VARDATA_ANY(slice), VARSIZE_ANY_EXHDR(slice));
+			pfree(slice);
+			offset += len;
+		}
+		if (!within)
+			elog(DEBUG1, "simhash_dedupe: a candidate of %zu bytes has more than %llu distinct shingles after %zu bytes: below the threshold",
+				 (size_t) total, (unsigned long long) cc.cap, (size_t) offset);
+	}
+	if (within)
+	{
+		counter_room(&cc, 0);
+		simhash_check_status(simhash_shingle_counter_end(&cc.state, &cc.count, errbuf,
+														 sizeof(errbuf)),
+							 errbuf);
+		within = cc.count <= cc.cap;
+	}
+	if (!within)
+	{
+		pfree(cc.table);
+		return false;
+	}
+	{
+		uint64	   *set = palloc(sizeof(uint64) * Max(cc.count, 1));
+		size_t		n = 0;
+		SimhashShingleSet other;
+
+		simhash_check_status(simhash_shingle_counter_set(&cc.state, set, Max(cc.count, 1), &n,
+														 errbuf, sizeof(errbuf)),
+							 errbuf);
+		pfree(cc.table);
+		other.data = set;
+		other.size = n;
+		defined = simhash_shingle_jaccard(a, other, similarity);
+		pfree(set);
+	}
+	return defined && *similarity >= s->c->min_similarity;
+}
+
 /*
  * With a similarity threshold, the similarity of the candidate in s->slot to the new row;
  * false when it is below the threshold (or undefined).
@@ -206,30 +395,10 @@ similar_enough(Search *s, double *similarity)
 {
 	bool		isnull;
 	Datum		d = slot_getattr(s->slot, s->t->text_attno, &isnull);
-	SimhashShingleSet other;
-	text	   *body;
-	bool		defined;
 
 	if (isnull)
 		return false;
-	body = DatumGetTextPP(d);
-	/* A byte-identical text (common: licences, boilerplate) needs no shingling. */
-	if (s->new_text->set.size > 0 &&
-		VARSIZE_ANY_EXHDR(body) == VARSIZE_ANY_EXHDR(s->new_text->body) &&
-		memcmp(VARDATA_ANY(body), VARDATA_ANY(s->new_text->body), VARSIZE_ANY_EXHDR(body)) == 0)
-	{
-		*similarity = 1.0;
-		defined = true;
-	}
-	else
-	{
-		other = simhash_text_shingles(body);
-		defined = simhash_shingle_jaccard(s->new_text->set, other, similarity);
-		pfree((void *) other.data);
-	}
-	if ((Pointer) body != DatumGetPointer(d))
-		pfree(body);
-	return defined && *similarity >= s->c->min_similarity;
+	return candidate_similar(s, d, similarity);
 }
 
 /*
