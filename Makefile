@@ -42,7 +42,8 @@ REGRESS = \
 	simhash_trusted \
 	simhash_privileges \
 	simhash_upgrade \
-	simhash_catalog
+	simhash_catalog \
+	simhash_bounded
 REGRESS_OPTS = --inputdir=. --outputdir=.
 
 # Isolation tests (specs/NAME.spec, expected/NAME.out): exact interleavings of concurrent
