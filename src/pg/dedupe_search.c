@@ -326,8 +326,8 @@ candidate_similar(Search *s, Datum d, double *similarity)
 	{
 		/*
 		 * A compressed text is decompressed from its start for every slice: slices double,
-		 * so the bytes decompressed stay under twice those read. A plain one is fetched a
-		 * slice at a time.
+		 * so the bytes decompressed stay under twice those read, and the last one is the
+		 * whole text. A plain one is fetched a slice (at most 1 MB) at a time.
 		 */
 		bool		compressed = VARATT_IS_COMPRESSED(attr);
 		Size		offset = 0;
@@ -346,6 +346,17 @@ candidate_similar(Search *s, Datum d, double *similarity)
 
 			if (!compressed)
 				len = Min(len, (Size) CANDIDATE_MAX_READ);
+			else if (len >= total - offset)
+			{
+				/* The last slice: the whole text once, not a prefix and a copy of a slice. */
+				struct varlena *whole = detoast_attr(attr);
+
+				within = counter_feed(&cc, VARDATA_ANY(whole) + offset,
+									  VARSIZE_ANY_EXHDR(whole) - offset);
+				pfree(whole);
+				offset = total;
+				break;
+			}
 			len = Min(len, total - offset);
 			slice = detoast_attr_slice(attr, (int32) offset, (int32) len);
 			within = counter_feed(&cc, VARDATA_ANY(slice), VARSIZE_ANY_EXHDR(slice));
