@@ -42,6 +42,14 @@ static const ShingleCounter* counter_of(const simhash_shingle_counter* c) {
 
 extern "C" {
 
+std::size_t simhash_shingle_counter_table_for(std::uint64_t distinct) noexcept {
+  try {
+    return ShingleCounter::table_size_for(distinct);
+  } catch (...) {
+    return 0;
+  }
+}
+
 std::size_t simhash_shingle_counter_table_size(const simhash_shingle_counter* counter) noexcept {
   return counter == nullptr ? 0 : std::launder(reinterpret_cast<const ShingleCounter*>(counter->words))->table_size();
 }

@@ -52,6 +52,8 @@ typedef struct simhash_shingle_counter {
  * (the old one may then be freed).
  */
 #define SIMHASH_SHINGLE_COUNTER_MIN_TABLE 16
+/* The table entries that hold `distinct` shingles (0 when too many to be served). */
+size_t simhash_shingle_counter_table_for(uint64_t distinct) SIMHASH_NOEXCEPT;
 simhash_status simhash_shingle_counter_begin(simhash_shingle_counter *counter, uint64_t cap,
                                              uint64_t *table, size_t table_size, char *errbuf,
                                              size_t errcap) SIMHASH_NOEXCEPT;

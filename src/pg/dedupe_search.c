@@ -295,6 +295,7 @@ candidate_similar(Search *s, Datum d, double *similarity)
 	Size		total = toast_raw_datum_size(d) - VARHDRSZ;
 	CandidateCounter cc;
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	size_t		table_size;
 	bool		within = true;
 	bool		defined;
 
@@ -315,9 +316,13 @@ candidate_similar(Search *s, Datum d, double *similarity)
 
 	cc.cap = shingle_cap(a.size, s->c->min_similarity);
 	cc.count = 0;
-	cc.table = palloc(sizeof(uint64) * SIMHASH_SHINGLE_COUNTER_MIN_TABLE);
-	simhash_check_status(simhash_shingle_counter_begin(&cc.state, cc.cap, cc.table,
-													   SIMHASH_SHINGLE_COUNTER_MIN_TABLE,
+	/* Sized at once for the first feed (or the whole of a short text), within the cap. */
+	table_size = simhash_shingle_counter_table_for(
+		Min(cc.cap, (uint64) Min(total, (Size) CANDIDATE_FEED) * 18 + 256));
+	if (table_size == 0)
+		elog(ERROR, "simhash_dedupe: no shingle table for a cap of " UINT64_FORMAT, cc.cap);
+	cc.table = palloc_extended(sizeof(uint64) * table_size, MCXT_ALLOC_HUGE);
+	simhash_check_status(simhash_shingle_counter_begin(&cc.state, cc.cap, cc.table, table_size,
 													   errbuf, sizeof(errbuf)),
 						 errbuf);
 	if (!VARATT_IS_EXTERNAL(attr) && !VARATT_IS_COMPRESSED(attr))
