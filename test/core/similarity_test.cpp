@@ -1,5 +1,7 @@
 #include "core/similarity.hpp"
 
+#include "capi/similarity_capi.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -306,6 +308,53 @@ TEST(ShingleCounter, GrowsItsTableAsTheCountGrows) {
   EXPECT_EQ(out, expected);
   // Never more than the cap needs.
   EXPECT_LE(c.table_size(), ShingleCounter::table_size_for(expected.size()));
+}
+
+TEST(ShingleCounter, ThroughTheCApi) {
+  std::mt19937_64 rng(19);
+  const std::string text = mixed_text(rng, 500);
+  const auto expected = shingle_set(text);
+  char err[256];
+  simhash_shingle_counter state;
+  std::vector<std::vector<std::uint64_t>> tables(1, std::vector<std::uint64_t>(SIMHASH_SHINGLE_COUNTER_MIN_TABLE));
+  ASSERT_EQ(simhash_shingle_counter_begin(&state, expected.size(), tables.back().data(),
+                                          tables.back().size(), err, sizeof(err)),
+            SIMHASH_OK);
+  std::uint64_t count = 0;
+  // Feeding more than the table holds is refused, not a crash.
+  EXPECT_EQ(simhash_shingle_counter_feed(&state, text.data(), text.size(), &count, err, sizeof(err)),
+            SIMHASH_INTERNAL_ERROR);
+  for (std::size_t at = 0; at < text.size(); at += 333) {
+    const std::size_t n = std::min<std::size_t>(333, text.size() - at);
+    const std::size_t need = simhash_shingle_counter_table_before(&state, n);
+    if (need > simhash_shingle_counter_table_size(&state)) {
+      tables.emplace_back(need);
+      ASSERT_EQ(simhash_shingle_counter_grow(&state, tables.back().data(), need, err, sizeof(err)),
+                SIMHASH_OK);
+    }
+    ASSERT_EQ(simhash_shingle_counter_feed(&state, text.data() + at, n, &count, err, sizeof(err)),
+              SIMHASH_OK);
+  }
+  const std::size_t need = simhash_shingle_counter_table_before(&state, 0);
+  if (need > simhash_shingle_counter_table_size(&state)) {
+    tables.emplace_back(need);
+    ASSERT_EQ(simhash_shingle_counter_grow(&state, tables.back().data(), need, err, sizeof(err)),
+              SIMHASH_OK);
+  }
+  ASSERT_EQ(simhash_shingle_counter_end(&state, &count, err, sizeof(err)), SIMHASH_OK);
+  ASSERT_EQ(count, expected.size());
+  std::vector<std::uint64_t> out(count);
+  std::size_t n = 0;
+  EXPECT_EQ(simhash_shingle_counter_set(&state, out.data(), out.size() - 1, &n, err, sizeof(err)),
+            SIMHASH_INVALID_ARGUMENT);
+  ASSERT_EQ(simhash_shingle_counter_set(&state, out.data(), out.size(), &n, err, sizeof(err)),
+            SIMHASH_OK);
+  out.resize(n);
+  EXPECT_EQ(out, expected);
+  EXPECT_EQ(simhash_shingle_counter_table_for(0), 16u);
+  EXPECT_EQ(simhash_shingle_counter_table_for(std::uint64_t{1} << 62), 0u);
+  EXPECT_EQ(simhash_shingle_counter_begin(nullptr, 1, out.data(), 16, err, sizeof(err)),
+            SIMHASH_INVALID_ARGUMENT);
 }
 
 TEST(ShingleCounter, ShortTextsAndTheTable) {
