@@ -51,15 +51,16 @@ std::size_t simhash_shingle_counter_table_for(std::uint64_t distinct) noexcept {
 }
 
 std::size_t simhash_shingle_counter_table_size(const simhash_shingle_counter* counter) noexcept {
-  return counter == nullptr ? 0 : std::launder(reinterpret_cast<const ShingleCounter*>(counter->words))->table_size();
+  return counter == nullptr
+             ? 0
+             : std::launder(reinterpret_cast<const ShingleCounter*>(counter->words))->table_size();
 }
 
 std::size_t simhash_shingle_counter_table_before(const simhash_shingle_counter* counter,
                                                  std::size_t len) noexcept {
-  return counter == nullptr
-             ? 0
-             : std::launder(reinterpret_cast<const ShingleCounter*>(counter->words))
-                   ->table_size_before(len);
+  return counter == nullptr ? 0
+                            : std::launder(reinterpret_cast<const ShingleCounter*>(counter->words))
+                                  ->table_size_before(len);
 }
 
 simhash_status simhash_shingle_counter_grow(simhash_shingle_counter* counter, std::uint64_t* table,
@@ -107,9 +108,8 @@ simhash_status simhash_shingle_counter_end(simhash_shingle_counter* counter, std
 }
 
 simhash_status simhash_shingle_counter_set(const simhash_shingle_counter* counter,
-                                           std::uint64_t* out, std::size_t out_cap,
-                                           std::size_t* n, char* errbuf,
-                                           std::size_t errcap) noexcept {
+                                           std::uint64_t* out, std::size_t out_cap, std::size_t* n,
+                                           char* errbuf, std::size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
     if (n == nullptr) throw std::invalid_argument("null argument");
     const ShingleCounter* c = counter_of(counter);
