@@ -18,6 +18,7 @@
 #include "catalog/pg_type_d.h"
 #include "executor/tuptable.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "utils/acl.h"
@@ -278,6 +279,22 @@ counter_feed(CandidateCounter *cc, const char *data, size_t len)
 }
 
 /*
+ * Feeds text in the database encoding, converted to UTF-8 as simhash_text_shingles
+ * converts it (the data must end on a character boundary); false once past the cap.
+ */
+static bool
+counter_feed_server(CandidateCounter *cc, const char *data, size_t len)
+{
+	size_t		utf8_len;
+	const char *utf8 = simhash_bytes_utf8(data, (int) len, &utf8_len);
+	bool		within = counter_feed(cc, utf8, utf8_len);
+
+	if (utf8 != data)
+		pfree((void *) utf8);
+	return within;
+}
+
+/*
  * The similarity of the new text to a candidate's stored text d (not NULL), false when
  * it is below the threshold (or undefined): the same answer as comparing the whole shingle
  * sets, at a bounded cost. The candidate is read in growing slices (a toasted text is not
@@ -326,7 +343,7 @@ candidate_similar(Search *s, Datum d, double *similarity)
 													   errbuf, sizeof(errbuf)),
 						 errbuf);
 	if (!VARATT_IS_EXTERNAL(attr) && !VARATT_IS_COMPRESSED(attr))
-		within = counter_feed(&cc, VARDATA_ANY(attr), VARSIZE_ANY_EXHDR(attr));
+		within = counter_feed_server(&cc, VARDATA_ANY(attr), VARSIZE_ANY_EXHDR(attr));
 	else
 	{
 		/*
@@ -335,6 +352,16 @@ candidate_similar(Search *s, Datum d, double *similarity)
 		 * whole text. A plain one is fetched a slice (at most 1 MB) at a time.
 		 */
 		bool		compressed = VARATT_IS_COMPRESSED(attr);
+		int			encoding = GetDatabaseEncoding();
+
+		/*
+		 * Converted to UTF-8 (other than under UTF8 and SQL_ASCII), a slice must end on a
+		 * character boundary of a multibyte encoding: it is cut there, and the next slice
+		 * starts with the rest. (UTF-8 may be cut anywhere: the tokenizer waits for the
+		 * rest of a sequence.)
+		 */
+		bool		clip = encoding != PG_UTF8 && encoding != PG_SQL_ASCII &&
+			pg_database_encoding_max_length() > 1;
 		Size		offset = 0;
 
 		if (VARATT_IS_EXTERNAL_ONDISK(attr))
@@ -356,15 +383,21 @@ candidate_similar(Search *s, Datum d, double *similarity)
 				/* The last slice: the whole text once, not a prefix and a copy of a slice. */
 				struct varlena *whole = detoast_attr(attr);
 
-				within = counter_feed(&cc, VARDATA_ANY(whole) + offset,
-									  VARSIZE_ANY_EXHDR(whole) - offset);
+				within = counter_feed_server(&cc, VARDATA_ANY(whole) + offset,
+											 VARSIZE_ANY_EXHDR(whole) - offset);
 				pfree(whole);
 				offset = total;
 				break;
 			}
 			len = Min(len, total - offset);
 			slice = detoast_attr_slice(attr, (int32) offset, (int32) len);
-			within = counter_feed(&cc, VARDATA_ANY(slice), VARSIZE_ANY_EXHDR(slice));
+			len = VARSIZE_ANY_EXHDR(slice);
+			if (clip && offset + len < total)
+				len = pg_mbcliplen(VARDATA_ANY(slice), (int) len, (int) len);
+			if (len == 0)
+				elog(ERROR, "simhash_dedupe: cannot read a candidate's text at byte %zu of %zu",
+					 (size_t) offset, (size_t) total);
+			within = counter_feed_server(&cc, VARDATA_ANY(slice), len);
 			pfree(slice);
 			offset += len;
 		}
