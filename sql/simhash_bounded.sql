@@ -3,6 +3,7 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
 DROP ROLE IF EXISTS regress_simhash_temp;
+DROP DATABASE IF EXISTS regress_simhash_eucjp;
 RESET client_min_messages;
 \set VERBOSITY default
 
@@ -132,3 +133,54 @@ FROM lc_verdicts WHERE similarity BETWEEN 0.77 AND 0.83 ORDER BY drop_words, m;
 
 DROP TABLE lc_docs, lc_a, lc_verdicts, lc_again;
 DROP ROLE regress_simhash_temp;
+
+-- The same in a multibyte database encoding: slices are cut on character boundaries and
+-- converted to UTF-8, as simhash_jaccard converts the whole text. Words of hiragana (two
+-- bytes each in EUC_JP), candidates of 200 kB.
+\set home :DBNAME
+CREATE DATABASE regress_simhash_eucjp TEMPLATE template0 ENCODING 'EUC_JP'
+    LC_COLLATE 'C' LC_CTYPE 'C';
+\c regress_simhash_eucjp
+SET client_min_messages = warning;
+CREATE EXTENSION simhash;
+RESET client_min_messages;
+CREATE FUNCTION hiragana_word(i integer, seed text) RETURNS text LANGUAGE sql AS $$
+    SELECT convert_from(decode(string_agg('e381' || to_hex(129 + get_byte(decode(md5(seed || i || '/' || j), 'hex'), 0) % 30), '' ORDER BY j), 'hex'), 'UTF8')
+    FROM generate_series(1, 8) j
+$$;
+CREATE TABLE e_docs (id integer PRIMARY KEY, body text, lsh bigint[]);
+CREATE INDEX e_docs_lsh ON e_docs USING gin (lsh) WITH (fastupdate = off);
+CREATE TRIGGER e_dedupe BEFORE INSERT ON e_docs FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.8', 'reject');
+CREATE TABLE e_verdicts (m integer, bytes integer, similarity float8, rejected boolean);
+DO $$
+DECLARE
+    a text := (SELECT string_agg(hiragana_word(i, 'a'), ' ' ORDER BY i) FROM generate_series(1, 60) i);
+    b text;
+    rejected boolean;
+BEGIN
+    FOR m IN 0 .. 24 LOOP
+        b := repeat(a || coalesce((SELECT ' ' || string_agg(hiragana_word(j, 'tail'), ' ' ORDER BY j)
+                                   FROM generate_series(1, m) j), '') || E'\n', 200);
+        TRUNCATE e_docs;
+        ALTER TABLE e_docs DISABLE TRIGGER e_dedupe;
+        INSERT INTO e_docs VALUES (1, b, simhash_lsh(a));
+        ALTER TABLE e_docs ENABLE TRIGGER e_dedupe;
+        BEGIN
+            INSERT INTO e_docs (id, body) VALUES (2, a);
+            rejected := false;
+        EXCEPTION WHEN unique_violation THEN
+            rejected := true;
+        END;
+        INSERT INTO e_verdicts VALUES (m, octet_length(b), simhash_jaccard(a, b), rejected);
+    END LOOP;
+END
+$$;
+SELECT current_setting('server_encoding') AS encoding, count(*) AS candidates,
+       min(bytes) > 65536 AS all_longer_than_one_slice,
+       count(*) FILTER (WHERE similarity >= 0.8) AS at_or_above,
+       count(*) FILTER (WHERE similarity BETWEEN 0.75 AND 0.85) AS near_threshold,
+       count(*) FILTER (WHERE rejected <> (similarity >= 0.8)) AS wrong_verdicts
+FROM e_verdicts;
+\c :home
+DROP DATABASE regress_simhash_eucjp;
