@@ -19,6 +19,10 @@
 //  - simhash_lsh_keys gives SIMHASH_LSH_BANDS keys for a non-empty set and none for an
 //    empty one, refuses a too-small key buffer, is deterministic, agrees with
 //    lsh_keys(text); equal sets have equal keys and digests;
+//  - the shingle counter (simhash_shingle_counter_*), fed the text in random pieces with a
+//    random cap and a table grown only as asked: after every piece it has counted only
+//    shingles of the whole text, never more than cap + 1; ended, it holds exactly the
+//    shingle set when that fits within the cap, and is past the cap otherwise;
 //  - MinHash signatures (any number of bins from 1 to 300) take every value from the set's
 //    own mixed values (the signature of each one-element set) and contain the smallest of
 //    them; a signature with bins < 1 is refused.
@@ -151,6 +155,49 @@ void check_signature(const Set& s, int bins) {
   FUZZ_CHECK(std::find(sig.begin(), sig.end(), *values.begin()) != sig.end());
 }
 
+void check_counter(std::string_view text, const Set& whole, Rng& rng) {
+  const std::uint64_t cap = rng.below(whole.size() + 3);
+  simhash_shingle_counter state;
+  char err[128];
+  std::vector<std::vector<std::uint64_t>> tables(
+      1, std::vector<std::uint64_t>(SIMHASH_SHINGLE_COUNTER_MIN_TABLE));
+  FUZZ_CHECK(simhash_shingle_counter_begin(&state, cap, tables.back().data(), tables.back().size(),
+                                           err, sizeof err) == SIMHASH_OK);
+  const auto room = [&](std::size_t len) {
+    const std::size_t need = simhash_shingle_counter_table_before(&state, len);
+    if (need > simhash_shingle_counter_table_size(&state)) {
+      tables.emplace_back(need);
+      FUZZ_CHECK(simhash_shingle_counter_grow(&state, tables.back().data(), need, err,
+                                              sizeof err) == SIMHASH_OK);
+    }
+  };
+  std::uint64_t count = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t len = std::min<std::size_t>(1 + rng.below(300), text.size() - at);
+    room(len);
+    FUZZ_CHECK(simhash_shingle_counter_feed(&state, text.data() + at, len, &count, err,
+                                            sizeof err) == SIMHASH_OK);
+    FUZZ_CHECK(count <= cap + 1 && count <= whole.size());
+    for (const std::uint64_t h : tables.back()) {
+      FUZZ_CHECK(h == 0 || std::binary_search(whole.begin(), whole.end(), h));
+    }
+    at += len;
+  }
+  room(0);
+  FUZZ_CHECK(simhash_shingle_counter_end(&state, &count, err, sizeof err) == SIMHASH_OK);
+  Set out(whole.size() + 1);
+  std::size_t n = 0;
+  const simhash_status st =
+      simhash_shingle_counter_set(&state, out.data(), out.size(), &n, err, sizeof err);
+  if (whole.size() <= cap) {
+    FUZZ_CHECK(st == SIMHASH_OK && count == whole.size());
+    out.resize(n);
+    FUZZ_CHECK(out == whole);
+  } else {
+    FUZZ_CHECK(st == SIMHASH_INVALID_ARGUMENT && count == cap + 1);
+  }
+}
+
 Set read_list(Input& in, std::size_t n) {
   Set out;
   for (std::size_t i = 0; i < n && !in.empty(); ++i) {
@@ -204,6 +251,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(strictly_ascending(a) && strictly_ascending(b));
   FUZZ_CHECK(a == shingles_reference(ta) && b == shingles_reference(tb));
   FUZZ_CHECK(a == simhash::shingle_set(ta));
+  check_counter(ta, a, rng);
   const std::vector<std::int64_t> text_keys = simhash::lsh_keys(ta);
   FUZZ_CHECK(text_keys == lsh(a, SIMHASH_LSH_BANDS));
   check_pair(a, b);
