@@ -18,6 +18,7 @@
 #   --rounds     runs of each measurement, the median is printed (default 3)
 #   --work-mem   work_mem of the measured sessions (default 4GB: the engine in memory)
 #   --disk       also time the disk-based path (work_mem 4MB), once
+#   --save FILE  keep the rows (COPY text format), to run build/similar_reference on alone
 #
 # Conditions: one backend, no JIT, shared_buffers 1GB; max_parallel_workers_per_gather 0
 # (one thread) and 1 (two threads, on a 2-core machine). Each SQL measurement runs in a
@@ -37,6 +38,7 @@ threshold=0.8
 rounds=3
 work_mem=4GB
 disk=0
+save=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --corpus) corpus=$2; shift 2 ;;
@@ -46,6 +48,7 @@ while [[ $# -gt 0 ]]; do
         --rounds) rounds=$2; shift 2 ;;
         --work-mem) work_mem=$2; shift 2 ;;
         --disk) disk=1; shift ;;
+        --save) save=$2; shift 2 ;;
         -h | --help) sed -n '2,/^set -euo/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
@@ -104,6 +107,7 @@ JOIN base p ON p.id = 1 + ((i - 1) / :family) % c.n;
 VACUUM ANALYZE docs;
 SQL
 psql -X -q -v ON_ERROR_STOP=1 -c "\\copy docs TO '${tmp}/docs.tsv'"
+[[ -z ${save} ]] || cp "${tmp}/docs.tsv" "${save}"
 read -r rows mbytes < <(psql -X -At -F ' ' -c \
     "SELECT count(*), round(sum(octet_length(body)) / 1e6, 1) FROM docs")
 log "loaded ${rows} rows, ${mbytes} MB"
