@@ -133,6 +133,34 @@ WHERE pid = pg_backend_pid() AND locktype = 'relation' AND relation = 'sec_bulk'
 ROLLBACK;
 RESET ROLE;
 
+-- Every role can read the keys of the locks held in pg_locks, even in other databases:
+-- the trigger's lock keys are keyed with a secret of the database and the table
+-- (SipHash-2-4), so they tell nothing of the row being written. The same text written to
+-- two tables takes unrelated keys (unkeyed, they were the same numbers, a function of the
+-- fingerprint alone), and no role but a superuser may read the secret.
+CREATE TABLE sec_lock_a (id integer PRIMARY KEY, body text, fp bigint);
+CREATE TABLE sec_lock_b (id integer PRIMARY KEY, body text, fp bigint);
+CREATE TRIGGER a_dedupe BEFORE INSERT ON sec_lock_a FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+CREATE TRIGGER b_dedupe BEFORE INSERT ON sec_lock_b FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+SELECT (SELECT count(*) FROM simhash_create_index('sec_lock_a', 'fp', 3)) +
+       (SELECT count(*) FROM simhash_create_index('sec_lock_b', 'fp', 3)) AS indexes;
+BEGIN;
+INSERT INTO sec_lock_a VALUES (1, 'the merger with Globex closes on 3 March at 41 dollars a share', NULL);
+INSERT INTO sec_lock_b VALUES (1, 'the merger with Globex closes on 3 March at 41 dollars a share', NULL);
+SELECT count(*) FILTER (WHERE classid = 'sec_lock_a'::regclass::oid) AS keys_a,
+       count(*) FILTER (WHERE classid = 'sec_lock_b'::regclass::oid) AS keys_b,
+       count(DISTINCT objid) FILTER (WHERE classid = 'sec_lock_a'::regclass::oid AND objid IN
+           (SELECT l.objid FROM pg_locks l WHERE l.locktype = 'advisory' AND l.objsubid = 21320
+              AND l.classid = 'sec_lock_b'::regclass::oid)) AS shared
+FROM pg_locks
+WHERE pid = pg_backend_pid() AND locktype = 'advisory' AND objsubid = 21320;
+ROLLBACK;
+SELECT has_table_privilege('regress_simhash_sec_writer', 'simhash_lock_secret', 'SELECT') AS writer_reads_secret,
+       (SELECT count(*) FROM simhash_lock_secret WHERE k0 <> 0 AND k1 <> 0 AND k0 <> k1) AS secret_rows;
+DROP TABLE sec_lock_a, sec_lock_b;
+
 DROP TABLE sec_cols, sec_similar, sec_docs, sec_bulk;
 DROP ROLE regress_simhash_sec_writer;
 DROP ROLE regress_simhash_sec_reader;

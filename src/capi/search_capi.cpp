@@ -7,6 +7,7 @@
 #include "capi/guard.hpp"
 #include "core/blocks.hpp"
 #include "core/locks.hpp"
+#include "core/siphash.hpp"
 
 using simhash::capi::guarded;
 
@@ -101,6 +102,12 @@ simhash_status simhash_lock_keys(std::uint64_t fp, std::int32_t k, std::uint32_t
     *count = keys.size();
     return SIMHASH_OK;
   });
+}
+
+void simhash_key_lock_keys(std::uint32_t* keys, std::size_t n, std::uint32_t table,
+                           std::uint64_t k0, std::uint64_t k1) noexcept {
+  if (keys == nullptr) return;
+  for (std::size_t i = 0; i < n; ++i) keys[i] = simhash::keyed_lock_key(keys[i], table, k0, k1);
 }
 
 }  // extern "C"

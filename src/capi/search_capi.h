@@ -67,6 +67,16 @@ simhash_status simhash_choose_blocks(int32_t max_distance, double rows, int32_t 
 simhash_status simhash_lock_keys(uint64_t fp, int32_t k, uint32_t *out, size_t cap, size_t *count,
                                  char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
 
+/*
+ * Keys the lock keys keys[0..n) of one table (its OID) with a secret (k0, k1), in place, by
+ * SipHash-2-4 (src/core/siphash.hpp): every role can read lock keys in pg_locks, and a
+ * key that is a plain function of a fingerprint would tell a row's fingerprint (and so
+ * its text, to whoever can guess it) before the row is even committed. Equal keys stay
+ * equal; the order does not (sort again).
+ */
+void simhash_key_lock_keys(uint32_t *keys, size_t n, uint32_t table, uint64_t k0,
+                           uint64_t k1) SIMHASH_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif

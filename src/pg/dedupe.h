@@ -84,6 +84,8 @@ typedef struct DedupeConfig
 	bool		via_view;
 	AttrNumber *to_base;		/* view column i + 1 is column to_base[i] of root */
 	char	   *search_sql;		/* the query that finds the near duplicate */
+	uint64		lock_k0;		/* the secret that keys the lock keys */
+	uint64		lock_k1;
 } DedupeConfig;
 
 /* The near duplicate the policy acts on. */
@@ -146,6 +148,7 @@ extern void row_keys(DedupeConfig *c, HeapTuple tuple, HeapTuple old, TupleDesc 
 extern void reject(DedupeConfig *c, Relation rel, Trigger *tg, const Found *found);
 
 /* dedupe_locks.c: the lock keys of a row, and taking them */
+extern void load_lock_secret(DedupeConfig *c, Oid nsp);
 extern size_t row_lock_keys(DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh,
 							uint32 *keys);
 extern void serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n);

@@ -576,6 +576,7 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 	check_layout(c, nsp, root, tg);
 	make_targets(c, root, tg, nsp);
 	relation_close(root, NoLock);
+	load_lock_secret(c, nsp);
 	advise(c, tg);
 	MemoryContextSwitchTo(old);
 	return c;

@@ -13,6 +13,9 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
 #include "access/twophase.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
@@ -188,9 +191,54 @@ compare_uint32(const void *a, const void *b)
 }
 
 /*
+ * The secret of the lock keys, from the extension's table simhash_lock_secret, read
+ * directly (the writer may not read the table, and must not): see row_lock_keys().
+ */
+void
+load_lock_secret(DedupeConfig *c, Oid nsp)
+{
+	Oid			relid = get_relname_relid("simhash_lock_secret", nsp);
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	bool		found = false;
+
+	if (OidIsValid(relid))
+	{
+		rel = table_open(relid, AccessShareLock);
+		scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+		tuple = systable_getnext(scan);
+		if (HeapTupleIsValid(tuple))
+		{
+			bool		null0;
+			bool		null1;
+			Datum		k0 = heap_getattr(tuple, 1, RelationGetDescr(rel), &null0);
+			Datum		k1 = heap_getattr(tuple, 2, RelationGetDescr(rel), &null1);
+
+			if (!null0 && !null1)
+			{
+				c->lock_k0 = (uint64) DatumGetInt64(k0);
+				c->lock_k1 = (uint64) DatumGetInt64(k1);
+				found = true;
+			}
+		}
+		systable_endscan(scan);
+		table_close(rel, AccessShareLock);
+	}
+	if (!found)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("simhash_dedupe: the secret of the lock keys (table simhash_lock_secret) is missing"),
+				 errhint("Reinstall the extension: DROP EXTENSION simhash CASCADE, then CREATE EXTENSION simhash.")));
+}
+
+/*
  * The lock keys of a new row into keys[0..SIMHASH_MAX_LOCK_KEYS), ascending and distinct;
  * returns their number. With a distance, those of fingerprint fp (core/locks.hpp); with a
  * threshold, the LSH keys folded to 32 bits (rows that share an LSH key share a lock key).
+ * Every role can read the keys of the locks held in pg_locks, so each key is then keyed
+ * with the database's secret and the table (SipHash-2-4): equal keys of one table stay
+ * equal, and nothing of the fingerprint can be read from them.
  */
 size_t
 row_lock_keys(DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh, uint32 *keys)
@@ -199,16 +247,20 @@ row_lock_keys(DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh, uint32 *ke
 	size_t		n = 0;
 
 	StaticAssertStmt(SIMHASH_LSH_BANDS <= SIMHASH_MAX_LOCK_KEYS, "room for the LSH lock keys");
+	size_t		raw = 0;
+
 	if (c->min_similarity == 0)
-	{
-		simhash_check_status(simhash_lock_keys(fp, c->k, keys, SIMHASH_MAX_LOCK_KEYS, &n,
+		simhash_check_status(simhash_lock_keys(fp, c->k, keys, SIMHASH_MAX_LOCK_KEYS, &raw,
 											   errbuf, sizeof(errbuf)), errbuf);
-		return n;
+	else
+	{
+		for (int i = 0; i < nlsh; i++)
+			keys[i] = (uint32) ((uint64) lsh[i] ^ ((uint64) lsh[i] >> 32));
+		raw = nlsh;
 	}
-	for (int i = 0; i < nlsh; i++)
-		keys[i] = (uint32) ((uint64) lsh[i] ^ ((uint64) lsh[i] >> 32));
-	qsort(keys, nlsh, sizeof(uint32), compare_uint32);
-	for (int i = 0; i < nlsh; i++)
+	simhash_key_lock_keys(keys, raw, (uint32) c->root, c->lock_k0, c->lock_k1);
+	qsort(keys, raw, sizeof(uint32), compare_uint32);
+	for (size_t i = 0; i < raw; i++)
 		if (n == 0 || keys[i] != keys[n - 1])
 			keys[n++] = keys[i];
 	return n;

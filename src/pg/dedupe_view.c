@@ -223,6 +223,7 @@ make_view_config(FunctionCallInfo fcinfo, TriggerData *td)
 	c->root_text_attno = c->to_base[c->text_attno - 1];
 	c->root_fp_attno = c->to_base[c->fp_attno - 1];
 
+	load_lock_secret(c, nsp);
 	root = relation_open(c->root, AccessShareLock);
 	if (simhash_citus_is_distributed(c->root) && !simhash_citus_is_coordinator())
 		ereport(ERROR,

@@ -9,6 +9,7 @@
 
 #include "capi/search_capi.h"
 #include "core/hamming.hpp"
+#include "core/siphash.hpp"
 
 namespace simhash {
 namespace {
@@ -27,6 +28,30 @@ bool share_a_key(const std::vector<std::uint32_t>& a, const std::vector<std::uin
 }
 
 // The property the trigger relies on: fingerprints within k bits always share a lock key.
+// The test vector of the SipHash paper (appendix A): key 00..0f, message 00..0e.
+TEST(Locks, SipHashMatchesThePapersVector) {
+  unsigned char message[15];
+  for (int i = 0; i < 15; ++i) message[i] = static_cast<unsigned char>(i);
+  const std::uint64_t k0 = 0x0706050403020100ULL;
+  const std::uint64_t k1 = 0x0f0e0d0c0b0a0908ULL;
+  EXPECT_EQ(siphash24(k0, k1, message, sizeof(message)), 0xa129ca6149be45e5ULL);
+}
+
+// Keyed lock keys: equal keys of one table stay equal, other secrets or tables give others.
+TEST(Locks, KeyedLockKeysKeepEqualityAndHideTheKey) {
+  std::uint32_t a[3] = {7, 7, 8};
+  simhash_key_lock_keys(a, 3, 16384, 1, 2);
+  EXPECT_EQ(a[0], a[1]);
+  EXPECT_NE(a[0], a[2]);
+  EXPECT_NE(a[0], 7U);
+  std::uint32_t b[1] = {7};
+  simhash_key_lock_keys(b, 1, 16385, 1, 2);
+  EXPECT_NE(b[0], a[0]);
+  std::uint32_t c[1] = {7};
+  simhash_key_lock_keys(c, 1, 16384, 1, 3);
+  EXPECT_NE(c[0], a[0]);
+}
+
 TEST(Locks, NearDuplicatesAlwaysShareAKey) {
   std::mt19937_64 rng(11);
   for (int k = 0; k <= kMaxLockDistance; ++k) {
