@@ -287,6 +287,27 @@ SELECT * FROM simhash_similar_pairs('SELECT NULL::bigint, body FROM sim_docs', 0
 SELECT * FROM simhash_similar_pairs('SELECT 1, body FROM sim_docs', 0.8);
 SELECT * FROM simhash_similar_pairs('SELECT id FROM sim_docs', 0.8);
 SELECT * FROM simhash_similar_clusters('SELECT id, body FROM sim_docs', -1);
+-- Only a SELECT that changes nothing: past work_mem the query runs a second time, as a
+-- subquery of the disk-based path, so both paths take the same queries.
+SELECT * FROM simhash_similar_pairs('WITH d AS (DELETE FROM sim_docs WHERE id < 0 RETURNING id, body) SELECT * FROM d', 0.8);
+BEGIN;
+DECLARE sim_cursor CURSOR FOR SELECT id, body FROM sim_docs;
+SELECT * FROM simhash_similar_pairs('FETCH ALL FROM sim_cursor', 0.8);
+ROLLBACK;
+SELECT * FROM simhash_similar_pairs('SHOW work_mem', 0.8);
+SELECT * FROM simhash_similar_pairs('SELECT 1, ''a''; SELECT 2, ''b''', 0.8);
+SELECT count(*) AS for_share FROM simhash_similar_pairs('SELECT id, body FROM sim_docs FOR SHARE', 0.8);
+-- The threads a call may use: 1 + max_parallel_workers_per_gather, at most
+-- simhash.max_threads, which only a superuser may change.
+SHOW simhash.max_threads;
+CREATE ROLE regress_simhash_threads;
+SET ROLE regress_simhash_threads;
+SET simhash.max_threads = 64;
+RESET ROLE;
+DROP ROLE regress_simhash_threads;
+SET simhash.max_threads = 1;
+SELECT count(*) AS one_thread FROM simhash_similar_pairs('SELECT id, body FROM sim_docs', 0.8);
+RESET simhash.max_threads;
 SELECT count(*) AS none FROM simhash_similar_pairs('SELECT id, body FROM sim_docs WHERE false', 0.8);
 SELECT count(*) AS none FROM simhash_similar_clusters('SELECT id, body FROM sim_docs WHERE false', 0.8);
 -- Nothing is left behind: no temporary table, no changed setting.

@@ -292,18 +292,36 @@ bool SimilarPairs::gather_candidates(std::size_t work) {
         finder_.emplace(layout, fps, g, 0, layout.tables, finder_workspace_.data(),
                         finder_workspace_.size() * 8);
       }
-      finder_pairs_.resize(std::max<std::size_t>(work, 1));
-      const std::size_t got = finder_->next(finder_pairs_.data(), finder_pairs_.size(), work);
-      for (std::size_t p = 0; p < got; ++p) {
-        const std::uint32_t a = finder_pairs_[p].i;
-        const std::uint32_t b = finder_pairs_[p].j;
+      // Pairs from the finder, a bounded number at a time; candidates taken from them until
+      // the work (merges of their sets, at most) reaches the budget, the rest kept.
+      std::size_t cost = 0;
+      for (;;) {
+        if (finder_pos_ == finder_count_) {
+          if (finder_->done()) break;
+          finder_pairs_.resize(4096);
+          finder_count_ = finder_->next(finder_pairs_.data(), finder_pairs_.size(), 1 << 16);
+          finder_pos_ = 0;
+          cost += 1 << 12;
+          if (finder_count_ == 0) {
+            if (cost >= work) return true;
+            continue;
+          }
+        }
+        const std::uint32_t a = finder_pairs_[finder_pos_].i;
+        const std::uint32_t b = finder_pairs_[finder_pos_].j;
+        ++finder_pos_;
         bool earlier = false;
         for (std::size_t e = 0; e < recipe_ && !earlier; ++e) {
           earlier = hamming(rep_fps_[e * g + a], rep_fps_[e * g + b]) <= recipes_[e].max_distance;
         }
-        if (!earlier) candidates_.emplace_back(std::min(a, b), std::max(a, b));
+        ++cost;
+        if (!earlier) {
+          candidates_.emplace_back(std::min(a, b), std::max(a, b));
+          cost += std::min(set_size(a), set_size(b)) * 2;
+        }
+        if (cost >= work) return true;
       }
-      if (got > 0 || !finder_->done()) return true;
+      if (!candidates_.empty()) return true;
       finder_.reset();
       finder_workspace_ = {};
       ++recipe_;
@@ -348,7 +366,11 @@ bool SimilarPairs::gather_candidates(std::size_t work) {
       for (int e = 0; e < band_ && !earlier; ++e) {
         earlier = keys_[a * std::size_t{kLshBands} + e] == keys_[b * std::size_t{kLshBands} + e];
       }
-      if (!earlier) candidates_.emplace_back(std::min(a, b), std::max(a, b));
+      if (!earlier) {
+        candidates_.emplace_back(std::min(a, b), std::max(a, b));
+        // A candidate costs up to a merge of its two sets.
+        steps += std::min(set_size(a), set_size(b)) * 2;
+      }
     }
     if (!band_done) return true;
     ++band_;

@@ -86,14 +86,16 @@ class SimilarPairs {
   // After the last add(): the smallest id that occurs twice, if any (the caller's error).
   std::optional<std::int64_t> duplicate_id();
 
-  // Writes up to `capacity` pairs into out and returns how many, after verifying about
-  // `work` candidates at most; 0 with done() true when every pair has been written. Every
-  // pair comes out exactly once, in no particular order.
+  // Writes up to `capacity` pairs into out and returns how many, after about `work` units
+  // of candidate search and verification (a unit: a step through a run of equal keys, or
+  // a shingle of a set merged; the candidates of one call are verified together, on the
+  // threads); 0 with done() true when every pair has been written. Every pair comes out
+  // exactly once, in no particular order.
   std::size_t next(SimilarPair* out, std::size_t capacity, std::size_t work);
   bool done() const noexcept { return phase_ == Phase::Done; }
 
   // Clusters instead of pairs: call cluster_step() until it returns true (each call
-  // verifies about `work` candidates), then cluster_rows() writes every row that has a
+  // about `work` units, as next()), then cluster_rows() writes every row that has a
   // similar row, ordered by cluster_id, then id.
   bool cluster_step(std::size_t work);
   std::vector<SimilarClusterRow> cluster_rows();
@@ -162,6 +164,7 @@ class SimilarPairs {
   std::optional<NearPairFinder> finder_;
   std::vector<std::uint64_t> finder_workspace_;
   std::vector<NearPair> finder_pairs_;
+  std::size_t finder_pos_ = 0, finder_count_ = 0;  // pairs of finder_pairs_ not taken yet
   std::vector<std::pair<std::uint32_t, std::uint32_t>> candidates_;
   std::vector<SetPair> verified_pairs_;
   std::uint64_t verified_ = 0;

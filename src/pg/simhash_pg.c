@@ -12,11 +12,32 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/tuplestore.h"
 
 #include "pg/simhash_pg.h"
 
 PG_MODULE_MAGIC;
+
+int			simhash_max_threads = 4;
+
+void		_PG_init(void);
+
+/* The extension's settings. */
+void
+_PG_init(void)
+{
+	DefineCustomIntVariable("simhash.max_threads",
+							"Threads one call of simhash_similar_pairs or simhash_similar_clusters may use.",
+							"The calling backend counts as one; a call also uses at most 1 + max_parallel_workers_per_gather "
+							"and at most the machine's cores. Only superusers may change it.",
+							&simhash_max_threads, 4, 1, 64, PGC_SUSET, 0, NULL, NULL, NULL);
+#if PG_VERSION_NUM >= 150000
+	MarkGUCPrefixReserved("simhash");
+#else
+	EmitWarningsOnPlaceholders("simhash");
+#endif
+}
 
 #if PG_VERSION_NUM < 150001 || defined(SIMHASH_FORCE_FALLBACKS)
 /*

@@ -48,4 +48,7 @@ simhash_check_status(simhash_status status, const char *errbuf)
  */
 extern bool simhash_fingerprint_text(text *t, const simhash_options *options, uint64 *result);
 
+/* simhash.max_threads: threads one call of the verified all-pairs functions may use. */
+extern int	simhash_max_threads;
+
 #endif							/* SIMHASH_PG_H */

@@ -36,6 +36,7 @@
 #include "miscadmin.h"
 #include "optimizer/cost.h"
 #include "utils/builtins.h"
+#include "utils/plancache.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -47,9 +48,18 @@
 /* Rows fetched from the cursor at a time, and text bytes handed to the engine at most. */
 #define FETCH_ROWS 2000
 #define BATCH_BYTES (8 * 1024 * 1024)
-/* Candidates verified per call of the engine (a few milliseconds), pairs per call. */
-#define VERIFY_WORK 20000
+/*
+ * The engine's work per call: steps through runs of equal keys and shingles merged (a few
+ * milliseconds on one thread); pairs per call.
+ */
+#define VERIFY_WORK (1 << 22)
 #define PAIRS_BATCH 4096
+/*
+ * What a batch of texts may add to the engine's memory, at most, a byte of text: its
+ * shingle set (8 bytes a character at most, fewer for multi-byte characters and repeats)
+ * and, while it is shingled, the features collected (8 more).
+ */
+#define BYTES_PER_TEXT_BYTE 16
 /* A NOTICE at most this often while a call runs (the first one after this long). */
 #define PROGRESS_INTERVAL_MS 5000
 
@@ -203,6 +213,19 @@ add_row(SimilarRun *run, int64 id, Datum body, Oid body_type)
 	memcpy(copy, utf8, len);
 	copy[len] = '\0';
 	MemoryContextSwitchTo(old);
+	/*
+	 * A batch is handed over before it could take the engine past work_mem; a row that
+	 * alone would, ends the in-memory search before it is shingled.
+	 */
+	if (run->nbatch > 0 &&
+		simhash_similar_memory(run->engine) + (run->batch_bytes + len) * BYTES_PER_TEXT_BYTE > run->limit)
+		flush_batch(run);
+	if (run->over_limit ||
+		simhash_similar_memory(run->engine) + len * BYTES_PER_TEXT_BYTE > run->limit)
+	{
+		run->over_limit = true;
+		return;
+	}
 	run->ids[run->nbatch] = id;
 	run->texts[run->nbatch] = copy;
 	run->lens[run->nbatch] = len;
@@ -211,6 +234,39 @@ add_row(SimilarRun *run, int64 id, Datum body, Oid body_type)
 	run->rows_read++;
 	if (run->nbatch == FETCH_ROWS || run->batch_bytes >= BATCH_BYTES)
 		flush_batch(run);
+}
+
+/*
+ * The query must be one SELECT (VALUES, TABLE ...) that changes nothing: past work_mem it
+ * runs a second time, as a subquery of the disk-based path, so both paths must accept
+ * the same queries and neither may write twice.
+ */
+static void
+check_query(SimilarRun *run, SPIPlanPtr plan)
+{
+	List	   *sources = SPI_plan_get_plan_sources(plan);
+	bool		ok = list_length(sources) == 1;
+
+	if (ok)
+	{
+		CachedPlanSource *source = linitial(sources);
+		ListCell   *lc;
+
+		ok = source->commandTag == CMDTAG_SELECT && list_length(source->query_list) == 1;
+		foreach(lc, source->query_list)
+		{
+			Query	   *q = lfirst_node(Query, lc);
+
+			ok = ok && q->commandType == CMD_SELECT && q->utilityStmt == NULL &&
+				!q->hasModifyingCTE;
+		}
+	}
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: the query must be one SELECT that returns rows (id, body) and changes nothing",
+						run->fname),
+				 errhint("Past work_mem the query runs a second time, as a subquery.")));
 }
 
 /*
@@ -229,11 +285,7 @@ read_query(SimilarRun *run, const char *query)
 	plan = SPI_prepare_cursor(query, 0, NULL, 0);
 	if (plan == NULL)
 		elog(ERROR, "%s: SPI_prepare failed: %s", run->fname, SPI_result_code_string(SPI_result));
-	if (!SPI_is_cursor_plan(plan))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s: the query must be one statement that returns rows (id, body)",
-						run->fname)));
+	check_query(run, plan);
 	portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
 	for (;;)
 	{
@@ -443,7 +495,8 @@ similar_pairs_or_clusters(FunctionCallInfo fcinfo, bool clusters)
 	callback->func = free_engine;
 	callback->arg = run;
 	MemoryContextRegisterResetCallback(cxt, callback);
-	check_status(run, simhash_similar_create(t, 1 + Max(max_parallel_workers_per_gather, 0),
+	check_status(run, simhash_similar_create(t, Min(1 + Max(max_parallel_workers_per_gather, 0),
+													simhash_max_threads),
 											 &run->engine, errbuf, sizeof(errbuf)), errbuf);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
