@@ -44,7 +44,7 @@ trap pgcluster_stop EXIT
 pgcluster_start
 
 pg_regress=$("${PG_CONFIG}" --pkglibdir)/pgxs/src/test/regress/pg_regress
-planter=regress_simhash_planter
+planter=regress_simhash_hostile_planter
 # The name the suite's files reconnect to (\c contrib_regression).
 db=contrib_regression
 psql_su() { "${PG_BIN}/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }
