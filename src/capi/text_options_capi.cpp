@@ -25,6 +25,12 @@ static_assert(sizeof(TextFingerprinter) <= sizeof(simhash_text_state),
               "simhash_text_state is too small");
 static_assert(alignof(TextFingerprinter) <= alignof(simhash_text_state),
               "simhash_text_state is underaligned");
+static_assert(std::is_trivially_copyable_v<simhash::SlicedSort>,
+              "the sort state lives in caller memory and must not own resources");
+static_assert(sizeof(simhash::SlicedSort) <= sizeof(simhash_sort_state),
+              "simhash_sort_state is too small");
+static_assert(alignof(simhash::SlicedSort) <= alignof(simhash_sort_state),
+              "simhash_sort_state is underaligned");
 static_assert(std::is_trivially_copyable_v<FeatureListFingerprinter>,
               "the state lives in caller memory and must not own resources");
 static_assert(sizeof(FeatureListFingerprinter) <= sizeof(simhash_features_state),
@@ -198,6 +204,19 @@ simhash_status simhash_text_distinct(simhash_text_state* state, uint64_t* counts
       throw std::invalid_argument("null argument");
     }
     *distinct = text_of(state)->distinct(counts, counts_cap);
+    return SIMHASH_OK;
+  });
+}
+
+simhash_status simhash_text_sort(simhash_text_state* state, simhash_sort_state* sort,
+                                 std::size_t work, int32_t* finished, char* errbuf,
+                                 std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (sort == nullptr || finished == nullptr) throw std::invalid_argument("null argument");
+    TextFingerprinter* f = text_of(state);
+    if (!f->sorting()) new (sort->words) simhash::SlicedSort();
+    auto* s = std::launder(reinterpret_cast<simhash::SlicedSort*>(sort->words));
+    *finished = f->sort_step(*s, work == 0 ? 1 : work) ? 1 : 0;
     return SIMHASH_OK;
   });
 }

@@ -102,11 +102,29 @@ simhash_status simhash_text_end(simhash_text_state *state, const simhash_df_entr
 /*
  * Ends the text of a collecting state and leaves its distinct features, ascending as
  * unsigned values, in the first *distinct entries of the buffer, with their numbers of
- * occurrences in counts (room for as many entries as the buffer has).
+ * occurrences in counts (room for as many entries as the buffer has; counts NULL with
+ * counts_cap 0: no numbers). Sorts first unless simhash_text_sort() has finished.
  */
 simhash_status simhash_text_distinct(simhash_text_state *state, uint64_t *counts, size_t counts_cap,
                                      size_t *distinct, char *errbuf,
                                      size_t errcap) SIMHASH_NOEXCEPT;
+
+/* Room for a sort in slices (simhash::SlicedSort, src/core/weighted.hpp). */
+#define SIMHASH_SORT_STATE_WORDS 2400
+typedef struct simhash_sort_state {
+  uint64_t words[SIMHASH_SORT_STATE_WORDS];
+} simhash_sort_state;
+
+/*
+ * Ends the text of a collecting state and sorts its features for about `work` units (a
+ * feature counted or moved is one; ~10 ns each on 64 million features): *finished = 1
+ * once they are sorted, after which simhash_text_end() and simhash_text_distinct() do not
+ * sort them again. Call it until finished with the same sort state (the first call starts
+ * it; it needs no initialization), and check for interrupts between calls: a text of tens
+ * of millions of features takes seconds to sort. The feature buffer must not move meanwhile.
+ */
+simhash_status simhash_text_sort(simhash_text_state *state, simhash_sort_state *sort, size_t work,
+                                 int32_t *finished, char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
 
 /* Caller-supplied features with weights. */
 #define SIMHASH_FEATURES_STATE_WORDS 80

@@ -113,6 +113,9 @@ void TextFingerprinter::set_buffer(std::uint64_t* data, std::size_t capacity) {
   if (capacity < collector_.size || (data == nullptr && capacity != 0)) {
     throw std::logic_error("feature buffer smaller than the features it must hold");
   }
+  if (sorting_ && data != collector_.data) {
+    throw std::logic_error("the feature buffer cannot move while it is being sorted");
+  }
   collector_.data = data;
   collector_.capacity = capacity;
 }
@@ -146,6 +149,20 @@ void TextFingerprinter::end() {
   features_ = stream_ ? collector_.counter.features() : collector_.size;
 }
 
+bool TextFingerprinter::sort_step(SlicedSort& sort, std::size_t work) {
+  if (!needs_buffer()) throw std::logic_error("sort_step() needs a collecting fingerprinter");
+  end();
+  if (sorted_) return true;
+  if (!sorting_) {
+    sort.begin(collector_.data, collector_.size);
+    sorting_ = true;
+  } else if (sort.data() != collector_.data || sort.size() != collector_.size) {
+    throw std::logic_error("sort_step() with another sort than the one it began");
+  }
+  sorted_ = sort.step(work);
+  return sorted_;
+}
+
 std::optional<std::uint64_t> TextFingerprinter::fingerprint(const DfTable* df) {
   if (fast_) {
     if (ended_) throw std::logic_error("fingerprint() called twice");
@@ -158,14 +175,16 @@ std::optional<std::uint64_t> TextFingerprinter::fingerprint(const DfTable* df) {
   end();
   if (features_ < static_cast<std::uint64_t>(options_.min_features)) return std::nullopt;
   if (stream_) return collector_.counter.fingerprint();
-  return weighted_fingerprint(collector_.data, collector_.size, options_.weighting, df);
+  return weighted_fingerprint(collector_.data, collector_.size, options_.weighting, df, sorted_);
 }
 
 std::size_t TextFingerprinter::distinct(std::uint64_t* counts, std::size_t counts_cap) {
   if (!needs_buffer()) throw std::logic_error("distinct() needs a collecting fingerprinter");
   end();
-  if (counts_cap < features_) throw std::invalid_argument("counts buffer too small");
-  return distinct_features(collector_.data, collector_.size, counts);
+  if (counts != nullptr && counts_cap < features_) {
+    throw std::invalid_argument("counts buffer too small");
+  }
+  return distinct_features(collector_.data, collector_.size, counts, sorted_);
 }
 
 }  // namespace simhash

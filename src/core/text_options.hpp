@@ -133,13 +133,22 @@ class TextFingerprinter {
   // otherwise). Do not mix with feed().
   void token(const unsigned char* bytes, std::size_t len);
 
+  // Ends the text (no feed() or token() afterwards) and sorts the collected features for
+  // about `work` units of `sort` (SlicedSort::step); returns true once they are sorted, after
+  // which fingerprint() and distinct() do not sort again. Pass the same `sort` to every call;
+  // the buffer must not move meanwhile (set_buffer() refuses). Only when needs_buffer().
+  bool sort_step(SlicedSort& sort, std::size_t work);
+  // sort_step() has begun (its SlicedSort is in use).
+  bool sorting() const noexcept { return sorting_; }
+
   // The fingerprint: nullopt when the text has fewer than min_features features (none at
   // all included). `df` is used by Weighting::Idf. Call once.
   std::optional<std::uint64_t> fingerprint(const DfTable* df = nullptr);
   // The distinct features, ascending as unsigned values, in the buffer's first entries, and
   // their numbers of occurrences in counts; returns how many there are. counts_cap must be
   // at least the number of features once the text has ended (the buffer's capacity will
-  // do); std::invalid_argument otherwise. Only when needs_buffer().
+  // do); std::invalid_argument otherwise. counts may be null: no numbers (the shingle sets
+  // of the similarity functions need none). Only when needs_buffer().
   std::size_t distinct(std::uint64_t* counts, std::size_t counts_cap);
 
   // Number of features (occurrences) of the text, after fingerprint() or distinct().
@@ -152,6 +161,8 @@ class TextFingerprinter {
   bool fast_;    // word + tf: the default Fingerprinter
   bool stream_;  // char + tf: unit adds, no buffer
   bool ended_ = false;
+  bool sorting_ = false;  // sort_step() has begun: the buffer must stay where it is
+  bool sorted_ = false;   // the collected features are in ascending order
   std::uint64_t features_ = 0;
   Fingerprinter fast_fp_;
   detail::ShingleCollector collector_;

@@ -177,17 +177,134 @@ void radix_sort(std::uint64_t* a, std::size_t n, int shift) noexcept {
   }
 }
 
+unsigned digit(std::uint64_t v, unsigned shift) noexcept {
+  return static_cast<unsigned>((v >> shift) & 0xFFU);
+}
+
 }  // namespace
 
-void sort_features(std::uint64_t* features, std::size_t n) noexcept { radix_sort(features, n, 56); }
+void sort_features(std::uint64_t* features, std::size_t n) noexcept {
+  if (n <= SlicedSort::kLeaf) {
+    radix_sort(features, n, 56);
+    return;
+  }
+  SlicedSort sort;
+  sort.begin(features, n);
+  while (!sort.step(SIZE_MAX)) {
+  }
+}
+
+void SlicedSort::begin(std::uint64_t* a, std::size_t n) noexcept {
+  a_ = a;
+  n_ = n;
+  depth_ = 0;
+  if (n > 1) push(0, n, 56);
+}
+
+std::size_t SlicedSort::push(std::size_t start, std::size_t n, int shift) noexcept {
+  if (n <= kLeaf) {
+    radix_sort(a_ + start, n, shift);
+    return 2 * n;
+  }
+  Level& l = levels_[depth_++];
+  l.start = start;
+  l.n = n;
+  l.pos = 0;
+  std::fill(l.end, l.end + 256, std::size_t{0});
+  l.child = 0;
+  l.shift = static_cast<std::uint32_t>(shift);
+  l.phase = kCount;
+  return 256;
+}
+
+bool SlicedSort::step(std::size_t work) noexcept {
+  std::size_t done = 0;
+  while (depth_ > 0 && done < work) {
+    Level& l = levels_[depth_ - 1];
+    std::uint64_t* a = a_ + l.start;
+    const unsigned shift = l.shift;
+    switch (l.phase) {
+      case kCount: {
+        const std::size_t stop = l.pos + std::min(l.n - l.pos, work - done);
+        for (std::size_t i = l.pos; i < stop; ++i) ++l.end[digit(a[i], shift)];
+        done += stop - l.pos;
+        l.pos = stop;
+        if (l.pos < l.n) break;
+        bool one_bucket = false;
+        std::size_t sum = l.start;
+        for (unsigned b = 0; b < 256; ++b) {
+          one_bucket = one_bucket || l.end[b] == l.n;
+          next_[b] = sum;
+          sum += l.end[b];
+          l.end[b] = sum;
+        }
+        l.child = 0;
+        l.phase = one_bucket ? kDescend : kPermute;
+        break;
+      }
+      case kPermute: {
+        // American flag sort, as radix_sort: every value to the next free slot of its
+        // bucket. next_ and end are absolute offsets into a_.
+        std::uint64_t* base = a_;
+        unsigned b = l.child;
+        while (b < 256 && done < work) {
+          if (next_[b] >= l.end[b]) {
+            ++b;
+            continue;
+          }
+          const std::size_t hole = next_[b];
+          std::uint64_t v = base[hole];
+          unsigned d = digit(v, shift);
+          while (d != b && done < work) {
+            std::swap(v, base[next_[d]++]);
+            d = digit(v, shift);
+            ++done;
+          }
+          if (d == b) {
+            base[next_[b]++] = v;
+            ++done;
+          } else {
+            base[hole] = v;  // out of work mid-cycle: the value in hand goes back to the hole
+          }
+        }
+        l.child = b;
+        if (b == 256) {
+          l.child = 0;
+          l.phase = kDescend;
+        }
+        break;
+      }
+      case kDescend: {
+        // Buckets of the last byte hold equal values: nothing left to sort.
+        if (shift == 0) {
+          --depth_;
+          break;
+        }
+        bool pushed = false;
+        while (l.child < 256 && done < work && !pushed) {
+          const unsigned c = l.child++;
+          const std::size_t lo = c == 0 ? l.start : l.end[c - 1];
+          const std::size_t m = l.end[c] - lo;
+          if (m <= 1) continue;
+          pushed = m > kLeaf;
+          done += push(lo, m, static_cast<int>(shift) - 8);
+        }
+        if (!pushed && levels_[depth_ - 1].child == 256) --depth_;
+        break;
+      }
+    }
+  }
+  return depth_ == 0;
+}
 
 std::optional<std::uint64_t> weighted_fingerprint(std::uint64_t* features, std::size_t n,
-                                                  Weighting weighting, const DfTable* df) {
+                                                  Weighting weighting, const DfTable* df,
+                                                  bool sorted) {
   if (n == 0) return std::nullopt;
   if (weighting == Weighting::Idf && df == nullptr) {
     throw std::invalid_argument("weighting 'idf' needs a table of document frequencies");
   }
-  sort_features(features, n);
+  if (!sorted) sort_features(features, n);
   // The weight of a feature occurring once (Idf: never used, every feature has its own).
   WeightedCounter counter(feature_weight(weighting, 1, idf_q20(0, 0)));
   for (std::size_t i = 0; i < n;) {
@@ -207,14 +324,15 @@ std::optional<std::uint64_t> weighted_fingerprint(std::uint64_t* features, std::
   return counter.fingerprint();
 }
 
-std::size_t distinct_features(std::uint64_t* features, std::size_t n, std::uint64_t* counts) {
-  sort_features(features, n);
+std::size_t distinct_features(std::uint64_t* features, std::size_t n, std::uint64_t* counts,
+                              bool sorted) {
+  if (!sorted) sort_features(features, n);
   std::size_t out = 0;
   for (std::size_t i = 0; i < n;) {
     std::size_t j = i + 1;
     while (j < n && features[j] == features[i]) ++j;
     features[out] = features[i];
-    counts[out] = j - i;
+    if (counts != nullptr) counts[out] = j - i;
     ++out;
     i = j;
   }

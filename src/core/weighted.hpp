@@ -148,19 +148,71 @@ class WeightedCounter {
 
 // Sorts feature hashes in place, ascending: an in-place MSD radix sort on the top bytes
 // (feature hashes are uniformly spread, so buckets shrink fast), std::sort for small
-// buckets. No heap memory; at most 8 levels of 6 kB of stack.
+// buckets. No heap memory; at most 8 levels of 6 kB of stack. Large inputs go through
+// SlicedSort in one slice.
 void sort_features(std::uint64_t* features, std::size_t n) noexcept;
+
+// The same sort done in slices of bounded work, so that a caller can do something else
+// between slices (the PostgreSQL glue checks for interrupts: a 64-million-feature sort takes
+// seconds). Trivially copyable, never allocates: the state of the radix sort's levels (at
+// most 8 of them, one per byte) lives in the object, which the C ABI keeps in caller memory.
+//
+// Ranges of at most kLeaf values are sorted in one go by the recursive sort (a few hundred
+// microseconds at most); larger ones are counted, permuted (American flag sort, resumable at
+// any element: a value in hand goes back into the hole it came from) and descended into a
+// bucket at a time. A range whose values all fall into one bucket is not permuted.
+class SlicedSort {
+ public:
+  static constexpr std::size_t kLeaf = std::size_t{1} << 14;
+
+  SlicedSort() noexcept = default;
+  // Starts sorting a[0..n); a must stay valid and unchanged by others until done().
+  void begin(std::uint64_t* a, std::size_t n) noexcept;
+  // Sorts for about `work` units (a value counted or moved is one; a range of m <= kLeaf
+  // values sorted in one go is 2 m, so a slice may overrun by that much) and returns done().
+  // Any work >= 1 makes progress.
+  bool step(std::size_t work) noexcept;
+  bool done() const noexcept { return depth_ == 0; }
+  const std::uint64_t* data() const noexcept { return a_; }
+  std::size_t size() const noexcept { return n_; }
+
+ private:
+  enum Phase : std::uint32_t { kCount = 0, kPermute = 1, kDescend = 2 };
+  struct Level {
+    std::size_t start;
+    std::size_t n;
+    std::size_t pos;         // kCount: values counted so far
+    std::size_t end[256];    // kCount: counts; afterwards each bucket's end (absolute)
+    std::uint32_t child;     // kDescend: next bucket; kPermute: bucket being filled
+    std::uint32_t shift;     // the byte this level sorts on
+    Phase phase;
+  };
+  // Pushes a range to sort on byte `shift`, or sorts it at once when small; returns the work.
+  std::size_t push(std::size_t start, std::size_t n, int shift) noexcept;
+
+  // Left uninitialized until used (push() and the end of counting fill them): a sort of a
+  // short text must not pay for clearing 19 kB.
+  Level levels_[8];
+  std::size_t next_[256];  // kPermute (only the deepest level permutes): free slots
+  std::uint64_t* a_ = nullptr;
+  std::size_t n_ = 0;
+  int depth_ = 0;
+};
 
 // The fingerprint of a document's feature hashes (one per occurrence, any order): sorts
 // them in place, counts equal neighbours and adds every distinct feature once with its
 // weight. `df` is needed for Weighting::Idf and ignored otherwise. nullopt when n == 0.
+// With `sorted` the features are already in ascending order and are not sorted again.
 std::optional<std::uint64_t> weighted_fingerprint(std::uint64_t* features, std::size_t n,
-                                                  Weighting weighting, const DfTable* df = nullptr);
+                                                  Weighting weighting, const DfTable* df = nullptr,
+                                                  bool sorted = false);
 
 // Sorts a document's feature hashes and keeps each once, in ascending (unsigned) order,
-// writing its number of occurrences to counts[i] (room for n). Returns the number of
-// distinct features.
-std::size_t distinct_features(std::uint64_t* features, std::size_t n, std::uint64_t* counts);
+// writing its number of occurrences to counts[i] (room for n; counts may be null when the
+// numbers are not wanted). Returns the number of distinct features. With `sorted` the
+// features are already in ascending order (SlicedSort) and are not sorted again.
+std::size_t distinct_features(std::uint64_t* features, std::size_t n, std::uint64_t* counts,
+                              bool sorted = false);
 
 // Caller-supplied weights (finite, >= 0) become integers relative to the largest weight of
 // the document: round(w / max_weight * 2^32). SimHash only compares sums of weights, so

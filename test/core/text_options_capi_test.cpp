@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -151,6 +152,71 @@ TEST(OptionsCApi, Distinct) {
             SIMHASH_OK);
   EXPECT_EQ(n, 3u);
   EXPECT_EQ(counts[0] + counts[1] + counts[2], 6u);
+}
+
+// The glue sorts a collecting state's features in slices (simhash_text_sort), checking for
+// interrupts between them: the distinct features and the weighted fingerprints are the ones
+// the unsliced path gives, counts may be left out, and the buffer cannot move meanwhile.
+TEST(OptionsCApi, SortInSlices) {
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += "w" + std::to_string(i * 7919 % 5003) + " ";
+  char err[256];
+  for (int32_t weighting : {SIMHASH_WEIGHTING_BINARY, SIMHASH_WEIGHTING_LOG}) {
+    const simhash_text_options o = options(SIMHASH_TOKENIZER_CHAR, 5, weighting);
+    simhash_text_state plain;
+    simhash_text_state sliced;
+    ASSERT_EQ(simhash_text_begin(&plain, &o, 1, err, sizeof err), SIMHASH_OK);
+    std::vector<std::uint64_t> buf(simhash_text_capacity_for(&plain, text.size()));
+    ASSERT_EQ(simhash_text_set_buffer(&plain, buf.data(), buf.size(), err, sizeof err),
+              SIMHASH_OK);
+    ASSERT_EQ(simhash_text_feed(&plain, text.data(), text.size(), err, sizeof err), SIMHASH_OK);
+    std::vector<std::uint64_t> buf2 = buf;
+    std::memcpy(&sliced, &plain, sizeof plain);
+    ASSERT_EQ(simhash_text_set_buffer(&sliced, buf2.data(), buf2.size(), err, sizeof err),
+              SIMHASH_OK);
+
+    simhash_sort_state sort;
+    int32_t finished = 0;
+    int slices = 0;
+    while (!finished) {
+      ASSERT_EQ(simhash_text_sort(&sliced, &sort, 1000, &finished, err, sizeof err), SIMHASH_OK);
+      ++slices;
+      if (slices == 2) {
+        std::vector<std::uint64_t> other(buf2.size());
+        EXPECT_EQ(simhash_text_set_buffer(&sliced, other.data(), other.size(), err, sizeof err),
+                  SIMHASH_INTERNAL_ERROR);
+      }
+    }
+    EXPECT_GT(slices, 50);
+
+    simhash_text_state plain2;
+    std::vector<std::uint64_t> buf3 = buf;
+    std::memcpy(&plain2, &plain, sizeof plain);
+    ASSERT_EQ(simhash_text_set_buffer(&plain2, buf3.data(), buf3.size(), err, sizeof err),
+              SIMHASH_OK);
+    std::uint64_t want = 0;
+    std::uint64_t got = 0;
+    ASSERT_EQ(simhash_text_end(&plain2, nullptr, 0, 0, &want, nullptr, err, sizeof err),
+              SIMHASH_OK);
+    simhash_text_state sliced2;
+    std::memcpy(&sliced2, &sliced, sizeof sliced);
+    ASSERT_EQ(simhash_text_end(&sliced2, nullptr, 0, 0, &got, nullptr, err, sizeof err),
+              SIMHASH_OK);
+    EXPECT_EQ(got, want);
+
+    std::vector<std::uint64_t> counts(buf.size());
+    std::size_t n_plain = 0;
+    std::size_t n_sliced = 0;
+    ASSERT_EQ(simhash_text_distinct(&plain, counts.data(), counts.size(), &n_plain, err,
+                                    sizeof err),
+              SIMHASH_OK);
+    ASSERT_EQ(simhash_text_distinct(&sliced, nullptr, 0, &n_sliced, err, sizeof err),
+              SIMHASH_OK);
+    ASSERT_EQ(n_sliced, n_plain);
+    ASSERT_TRUE(std::equal(buf.begin(), buf.begin() + n_plain, buf2.begin()));
+  }
+  EXPECT_EQ(simhash_text_sort(nullptr, nullptr, 1, nullptr, err, sizeof err),
+            SIMHASH_INVALID_ARGUMENT);
 }
 
 TEST(OptionsCApi, FeaturesAndWeights) {

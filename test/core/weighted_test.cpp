@@ -197,6 +197,83 @@ TEST(SortFeatures, SortsLikeStdSort) {
   }
 }
 
+// Values of the kinds that stress a radix sort: hashes, few values, one top byte with few
+// low values, all equal.
+std::vector<std::uint64_t> sort_input(std::size_t n, int kind, std::mt19937_64& rng) {
+  std::vector<std::uint64_t> v(n);
+  for (auto& x : v) {
+    switch (kind) {
+      case 0:
+        x = rng();
+        break;
+      case 1:
+        x = rng() % 10;
+        break;
+      case 2:
+        x = (rng() % 3) << 56 | (rng() % 1000);
+        break;
+      case 3:
+        x = rng() % 1000 * 0x9E3779B97F4A7C15ULL;  // few values, spread over all bytes
+        break;
+      default:
+        x = 0x0123456789abcdefULL;
+        break;
+    }
+  }
+  return v;
+}
+
+// The sort the PostgreSQL glue runs between interrupt checks: in slices of bounded work it
+// sorts exactly like std::sort, needs about one slice per `work` values per pass, and
+// after any slice the array is still a permutation of the input (a cancel between slices
+// leaves nothing half-moved).
+TEST(SlicedSort, SortsLikeStdSortInSlices) {
+  std::mt19937_64 rng(2121);
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5000},
+                        SlicedSort::kLeaf + 1, std::size_t{300000}}) {
+    for (int kind = 0; kind < 5; ++kind) {
+      for (std::size_t work : {std::size_t{1}, std::size_t{97}, std::size_t{65536}}) {
+        if (work == 1 && n > 20000) continue;  // slow, and 97 covers the same paths
+        std::vector<std::uint64_t> v = sort_input(n, kind, rng);
+        auto want = v;
+        std::sort(want.begin(), want.end());
+        SlicedSort sort;
+        sort.begin(v.data(), v.size());
+        std::size_t slices = 0;
+        while (!sort.step(work)) {
+          ++slices;
+          if ((slices & (slices - 1)) == 0) {  // after slices 1, 2, 4, 8, ...
+            auto now = v;
+            std::sort(now.begin(), now.end());
+            ASSERT_EQ(now, want) << "not a permutation after slice " << slices;
+          }
+        }
+        ASSERT_EQ(v, want) << n << " " << kind << " " << work;
+        if (n > SlicedSort::kLeaf) {
+          // At least one pass over the values, in slices of `work` (a leaf may overrun).
+          EXPECT_GE(slices + 1, n / (work + 2 * SlicedSort::kLeaf)) << n << " " << kind;
+        }
+        ASSERT_TRUE(sort.step(work));  // done stays done
+      }
+    }
+  }
+}
+
+// A slice never does much more than it is given: on 4 million hashes, slices of 2^16 units
+// each take a small fraction of the whole sort (the glue relies on this for a cancel to land
+// within milliseconds; a slice may overrun by one leaf of kLeaf values).
+TEST(SlicedSort, SlicesAreBounded) {
+  std::mt19937_64 rng(7);
+  std::vector<std::uint64_t> v = sort_input(std::size_t{1} << 22, 0, rng);
+  SlicedSort sort;
+  sort.begin(v.data(), v.size());
+  std::size_t slices = 1;
+  while (!sort.step(std::size_t{1} << 16)) ++slices;
+  // Counting and permuting the top level alone is 2 * 2^22 units: 128 slices.
+  EXPECT_GE(slices, 128u);
+  EXPECT_TRUE(std::is_sorted(v.begin(), v.end()));
+}
+
 TEST(WeightedCounter, RefusesTotalsBeyondTheBound) {
   WeightedCounter c;
   c.add(1, WeightedCounter::kMaxTotal - 1);
