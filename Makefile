@@ -37,6 +37,7 @@ REGRESS = \
 	simhash_dedupe_security \
 	simhash_pairs \
 	simhash_similar \
+	simhash_hugetext \
 	simhash_hostile \
 	simhash_overloads \
 	simhash_trusted \

@@ -23,6 +23,14 @@
 #define OPTIONS_CHUNK_BYTES (64 * 1024)
 /* ... and the buffer grows when it has room for fewer than this many bytes. */
 #define OPTIONS_MIN_CHUNK_BYTES 1024
+/*
+ * Collected features are sorted in slices of this much work (simhash_text_sort: a feature
+ * counted or moved is one unit), a few milliseconds each, with an interrupt check between
+ * slices; 64 million features take about 3 s to sort.
+ */
+#define SORT_SLICE_WORK ((size_t) 1 << 20)
+/* A buffer this much larger than the distinct features it ends with is shrunk to them. */
+#define SHRINK_MIN_BYTES ((size_t) 1 << 20)
 
 int32
 simhash_tokenizer_arg(text *name)
@@ -74,8 +82,8 @@ grow_buffer(simhash_text_state *state, SimhashFeatureBuffer *buffer, size_t need
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("simhash: the text has too many features to collect (the limit is %zu)",
 						(size_t) MAX_COLLECTED_FEATURES),
-				 errdetail("This weighting, simhash_features and simhash_tfidf hold every feature of the text in memory, 8 bytes each."),
-				 errhint("Use the weighting 'tf', which streams, or split the text.")));
+				 errdetail("Every feature of the text is held in memory, 8 bytes each: by the weightings other than 'tf', simhash_features, simhash_tfidf and the shingle sets of simhash_shingles, simhash_lsh, simhash_jaccard, simhash_containment and the dedupe trigger's threshold."),
+				 errhint("Split the text; for a fingerprint, the weighting 'tf' streams and has no limit.")));
 	if (capacity < 2 * buffer->capacity)
 		capacity = Min(2 * buffer->capacity, MAX_COLLECTED_FEATURES);
 	if (buffer->data == NULL)
@@ -139,6 +147,33 @@ simhash_pg_text_feed(simhash_text_state *state, SimhashFeatureBuffer *buffer,
 	}
 }
 
+/*
+ * Ends the text of a collecting state and sorts its features in slices, checking for
+ * interrupts between them (the sort state is plain data: a cancel between slices leaves
+ * nothing to clean up). simhash_text_end() and simhash_text_distinct() then do not sort.
+ */
+static void
+sort_collected(simhash_text_state *state, SimhashFeatureBuffer *buffer)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	simhash_sort_state *sort;
+	int32		finished = 0;
+
+	simhash_text_reserve(state, buffer, 0);
+	/* A short text's features sort in one slice: no need for the 19 kB of sort state. */
+	if (simhash_text_size(state) <= SORT_SLICE_WORK / 2)
+		return;
+	sort = palloc(sizeof(simhash_sort_state));
+	while (!finished)
+	{
+		simhash_check_status(simhash_text_sort(state, sort, SORT_SLICE_WORK, &finished, errbuf,
+											   sizeof(errbuf)),
+							 errbuf);
+		CHECK_FOR_INTERRUPTS();
+	}
+	pfree(sort);
+}
+
 void
 simhash_text_reserve(simhash_text_state *state, SimhashFeatureBuffer *buffer, size_t features)
 {
@@ -156,6 +191,8 @@ simhash_pg_text_end(simhash_text_state *state, SimhashFeatureBuffer *buffer,
 	simhash_status status;
 
 	simhash_text_reserve(state, buffer, 0);
+	if (simhash_text_feed_limit(state) != SIZE_MAX)
+		sort_collected(state, buffer);
 	status = simhash_text_end(state, df, df_size, docs, fingerprint, NULL, errbuf,
 							  sizeof(errbuf));
 	if (buffer->data != NULL)
@@ -224,17 +261,26 @@ simhash_distinct_features(text *body, const simhash_text_options *options, uint6
 	simhash_pg_text_begin(&state, options, true, &buffer);
 	data = simhash_text_utf8(body, &len);
 	simhash_pg_text_feed(&state, &buffer, data, len);
-	/* Room for the features the end of the text may still add. */
-	simhash_text_reserve(&state, &buffer, 0);
-	occurrences = MemoryContextAllocHuge(CurrentMemoryContext,
-										 (buffer.capacity + 1) * sizeof(uint64));
-	status = simhash_text_distinct(&state, occurrences, buffer.capacity, &distinct, errbuf,
-								   sizeof(errbuf));
-	simhash_check_status(status, errbuf);
-	if (counts != NULL)
-		*counts = occurrences;
+	/* Room for the features the end of the text may still add, then the sort. */
+	sort_collected(&state, &buffer);
+	if (counts == NULL)
+	{
+		/* A set needs no numbers of occurrences: no second buffer as large as the first. */
+		status = simhash_text_distinct(&state, NULL, 0, &distinct, errbuf, sizeof(errbuf));
+		simhash_check_status(status, errbuf);
+		/* What the caller keeps is the distinct features only (a repetitive text has few). */
+		if ((buffer.capacity - distinct) * sizeof(uint64) >= SHRINK_MIN_BYTES)
+			buffer.data = repalloc_huge(buffer.data, Max(distinct, 1) * sizeof(uint64));
+	}
 	else
-		pfree(occurrences);
+	{
+		occurrences = MemoryContextAllocHuge(CurrentMemoryContext,
+											 (buffer.capacity + 1) * sizeof(uint64));
+		status = simhash_text_distinct(&state, occurrences, buffer.capacity, &distinct, errbuf,
+									   sizeof(errbuf));
+		simhash_check_status(status, errbuf);
+		*counts = occurrences;
+	}
 	*features = buffer.data;
 	return distinct;
 }

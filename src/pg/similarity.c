@@ -18,6 +18,7 @@
 #include "fmgr.h"
 #include "utils/array.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
@@ -186,12 +187,44 @@ simhash_shingle_lsh_keys(ShingleSet set, int64 *keys)
 	return (int) n;
 }
 
+/* Values copied into an array between two interrupt checks (8 MB, a millisecond or two). */
+#define ARRAY_COPY_SLICE ((size_t) 1 << 20)
+
 ArrayType *
 simhash_int8_array(const int64 *values, int n)
 {
-	/* int8 is pass-by-value on the 64-bit platforms we build for: a Datum holds the value. */
-	StaticAssertStmt(sizeof(Datum) == sizeof(int64), "int8 must be pass-by-value");
-	return construct_array((Datum *) values, n, INT8OID, sizeof(int64), true, TYPALIGN_DOUBLE);
+	ArrayType  *result;
+	Size		nbytes;
+	int64	   *out;
+
+	if (n <= 0)
+		return construct_empty_array(INT8OID);
+
+	/*
+	 * What construct_array() makes for pass-by-value, 8-byte aligned int8 without NULLs, but
+	 * copied with memcpy in slices: a shingle set of tens of millions of values is hundreds of
+	 * megabytes, which construct_array() copies element by element without interrupt checks.
+	 */
+	nbytes = ARR_OVERHEAD_NONULLS(1) + (Size) n * sizeof(int64);
+	result = (ArrayType *) palloc(nbytes);
+	memset(result, 0, ARR_OVERHEAD_NONULLS(1));
+	SET_VARSIZE(result, nbytes);
+	result->ndim = 1;
+	result->dataoffset = 0;
+	result->elemtype = INT8OID;
+	ARR_DIMS(result)[0] = n;
+	ARR_LBOUND(result)[0] = 1;
+	out = (int64 *) ARR_DATA_PTR(result);
+	for (size_t done = 0; done < (size_t) n;)
+	{
+		size_t		m = Min((size_t) n - done, ARRAY_COPY_SLICE);
+
+		memcpy(out + done, values + done, m * sizeof(int64));
+		done += m;
+		if (done < (size_t) n)
+			CHECK_FOR_INTERRUPTS();
+	}
+	return result;
 }
 
 PG_FUNCTION_INFO_V1(simhash_lsh_text);
