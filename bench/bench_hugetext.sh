@@ -5,8 +5,11 @@
 # worst is reported). Also the time of 10,000 man-page-sized texts, the normal case, which
 # must not get slower.
 #
-# Usage: bench/bench_hugetext.sh [--chars N] [--docs D] [--only REGEX]
-#   --chars N    characters of the huge text (default 64800000: 2,025,000 md5 hex digests)
+# Usage: bench/bench_hugetext.sh [--chars N] [--distinct] [--docs D] [--only REGEX]
+#   --chars N    characters of the huge text (default 64800000: 2,025,000 md5 hex digests,
+#                about a million distinct shingles)
+#   --distinct   random CJK characters instead: every shingle distinct (the worst case for
+#                memory; generating it takes a minute)
 #   --docs D     normal texts of about 6 kB (default 10000)
 #   --only RE    run only the calls whose name matches RE
 # Starts a throwaway cluster (scripts/pgcluster.sh) with work_mem = 64kB; needs the
@@ -19,12 +22,14 @@ source scripts/pgcluster.sh
 chars=64800000
 docs=10000
 only=.
+distinct=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --chars) chars=$2; shift 2 ;;
         --docs) docs=$2; shift 2 ;;
         --only) only=$2; shift 2 ;;
-        -h | --help) sed -n '2,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --distinct) distinct=1; shift ;;
+        -h | --help) sed -n '2,17s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done
@@ -40,7 +45,12 @@ psql=("${PG_BIN}/psql" -X -q -v ON_ERROR_STOP=1 -At)
 CREATE EXTENSION simhash;
 CREATE TABLE huge AS
   SELECT left(string_agg(md5(i::text), ''), ${chars}) AS body
-  FROM generate_series(1, (${chars} + 31) / 32) i;
+  FROM generate_series(1, (${chars} + 31) / 32) i
+  WHERE '${distinct}' = '';
+INSERT INTO huge
+  SELECT string_agg(chr(19968 + (random() * 20000)::int), '') FROM generate_series(1, ${chars})
+  WHERE '${distinct}' <> '';
+DELETE FROM huge WHERE body IS NULL;
 ALTER TABLE huge ALTER COLUMN body SET STORAGE EXTERNAL;
 CREATE TABLE docs AS
   SELECT i AS id, string_agg(md5((i * 1000 + j)::text) || ' lorem ipsum dolor ' || j, ' ') AS body

@@ -40,6 +40,21 @@ static const ShingleCounter* counter_of(const simhash_shingle_counter* c) {
   return std::launder(reinterpret_cast<const ShingleCounter*>(c->words));
 }
 
+static_assert(std::is_trivially_copyable_v<simhash::LshSketch>,
+              "the LSH state lives in caller memory and must not own resources");
+static_assert(sizeof(simhash::LshSketch) <= sizeof(simhash_lsh_state),
+              "simhash_lsh_state is too small");
+static_assert(alignof(simhash::LshSketch) <= alignof(simhash_lsh_state),
+              "simhash_lsh_state is underaligned");
+
+namespace {
+
+simhash::LshSketch* sketch_of(simhash_lsh_state* state) noexcept {
+  return std::launder(reinterpret_cast<simhash::LshSketch*>(state->words));
+}
+
+}  // namespace
+
 extern "C" {
 
 std::size_t simhash_shingle_counter_table_for(std::uint64_t distinct) noexcept {
@@ -132,6 +147,43 @@ simhash_status simhash_shingle_overlap(const std::uint64_t* a, std::size_t na,
 
 std::uint64_t simhash_shingle_digest(const std::uint64_t* set, std::size_t n) noexcept {
   return set == nullptr ? simhash::set_digest(nullptr, 0) : simhash::set_digest(set, n);
+}
+
+std::uint64_t simhash_shingle_digest_begin(std::size_t n) noexcept {
+  return simhash::set_digest_begin(n);
+}
+
+std::uint64_t simhash_shingle_digest_add(std::uint64_t state, const std::uint64_t* piece,
+                                         std::size_t m) noexcept {
+  return piece == nullptr ? state : simhash::set_digest_add(state, piece, m);
+}
+
+std::uint64_t simhash_shingle_digest_end(std::uint64_t state) noexcept {
+  return simhash::set_digest_end(state);
+}
+
+void simhash_lsh_begin(simhash_lsh_state* state) noexcept {
+  if (state != nullptr) new (state->words) simhash::LshSketch();
+}
+
+void simhash_lsh_add(simhash_lsh_state* state, const std::uint64_t* piece, std::size_t m) noexcept {
+  if (state != nullptr) sketch_of(state)->add(piece, m);
+}
+
+simhash_status simhash_lsh_end(const simhash_lsh_state* state, std::int64_t* keys,
+                               std::size_t keys_cap, std::size_t* nkeys, char* errbuf,
+                               std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (state == nullptr || nkeys == nullptr || (keys == nullptr && keys_cap > 0)) {
+      throw std::invalid_argument("null argument");
+    }
+    const std::vector<std::int64_t> k =
+        std::launder(reinterpret_cast<const simhash::LshSketch*>(state->words))->keys();
+    if (k.size() > keys_cap) throw std::invalid_argument("no room for the LSH keys");
+    std::copy(k.begin(), k.end(), keys);
+    *nkeys = k.size();
+    return SIMHASH_OK;
+  });
 }
 
 simhash_status simhash_lsh_keys(const std::uint64_t* set, std::size_t n, std::int64_t* keys,

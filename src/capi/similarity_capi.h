@@ -75,6 +75,16 @@ simhash_status simhash_shingle_counter_set(const simhash_shingle_counter *counte
                                            size_t out_cap, size_t *n, char *errbuf,
                                            size_t errcap) SIMHASH_NOEXCEPT;
 
+/*
+ * The same digest in pieces, so that the caller can check for interrupts between them:
+ * state = _begin(n) for a set of n shingles, state = _add(state, piece, m) for each
+ * consecutive piece, then _end(state).
+ */
+uint64_t simhash_shingle_digest_begin(size_t n) SIMHASH_NOEXCEPT;
+uint64_t simhash_shingle_digest_add(uint64_t state, const uint64_t *piece,
+                                    size_t m) SIMHASH_NOEXCEPT;
+uint64_t simhash_shingle_digest_end(uint64_t state) SIMHASH_NOEXCEPT;
+
 /* MinHash LSH keys (src/core/minhash.hpp): bands of rows signature values, one key a band. */
 #define SIMHASH_LSH_BANDS 20
 #define SIMHASH_LSH_ROWS 5
@@ -88,6 +98,20 @@ simhash_status simhash_shingle_counter_set(const simhash_shingle_counter *counte
  */
 simhash_status simhash_lsh_keys(const uint64_t *set, size_t n, int64_t *keys, size_t keys_cap,
                                 size_t *nkeys, char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+
+/*
+ * The same keys from a set given in pieces (simhash::LshSketch), so that the caller can
+ * check for interrupts between them: _begin, _add for each piece, then _end as
+ * simhash_lsh_keys. The state is plain data in caller memory (nothing to free).
+ */
+#define SIMHASH_LSH_STATE_WORDS 128
+typedef struct simhash_lsh_state {
+  uint64_t words[SIMHASH_LSH_STATE_WORDS];
+} simhash_lsh_state;
+void simhash_lsh_begin(simhash_lsh_state *state) SIMHASH_NOEXCEPT;
+void simhash_lsh_add(simhash_lsh_state *state, const uint64_t *piece, size_t m) SIMHASH_NOEXCEPT;
+simhash_status simhash_lsh_end(const simhash_lsh_state *state, int64_t *keys, size_t keys_cap,
+                               size_t *nkeys, char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
 
 #ifdef __cplusplus
 }

@@ -20,25 +20,24 @@ std::size_t scale(std::uint64_t x, std::size_t n) noexcept {
   return static_cast<std::size_t>((static_cast<unsigned __int128>(x) * n) >> 64);
 }
 
-}  // namespace
-
-std::vector<std::uint64_t> minhash_signature(const std::uint64_t* set, std::size_t n, int bins) {
-  if (bins < 1) throw std::invalid_argument("a MinHash signature needs at least one bin");
-  if (set == nullptr && n > 0) throw std::invalid_argument("null shingle set");
-  if (n == 0) return {};
-  constexpr std::uint64_t kEmpty = std::numeric_limits<std::uint64_t>::max();
-  const auto k = static_cast<std::size_t>(bins);
-  std::vector<std::uint64_t> sig(k, kEmpty);
-  std::vector<bool> filled(k, false);
+// One permutation hashing: each shingle's mixed value into its bin, keeping the smallest.
+// `Filled` is std::vector<bool> or a plain array of bool.
+template <typename Filled>
+void fold(std::uint64_t* sig, Filled& filled, std::size_t k, const std::uint64_t* set,
+          std::size_t n) noexcept {
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint64_t v = mix64(set[i] ^ kValueSeed);
     const std::size_t b = scale(v, k);
     if (!filled[b] || v < sig[b]) sig[b] = v;
     filled[b] = true;
   }
-  // Optimal densification: the probe sequence of bin i depends on i and the attempt only.
-  // Some bin is filled (n > 0), and the sequence is pseudo-random over all bins, so the
-  // loop ends; a bound keeps it finite whatever happens, then the scan takes the next one.
+}
+
+// Optimal densification: the probe sequence of bin i depends on i and the attempt only.
+// Some bin is filled, and the sequence is pseudo-random over all bins, so the loop ends; a
+// bound keeps it finite whatever happens, then the scan takes the next one.
+template <typename Filled>
+void densify(std::uint64_t* sig, const Filled& filled, std::size_t k) noexcept {
   for (std::size_t i = 0; i < k; ++i) {
     if (filled[i]) continue;
     std::size_t from = k;
@@ -56,7 +55,37 @@ std::vector<std::uint64_t> minhash_signature(const std::uint64_t* set, std::size
     }
     sig[i] = sig[from];
   }
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> minhash_signature(const std::uint64_t* set, std::size_t n, int bins) {
+  if (bins < 1) throw std::invalid_argument("a MinHash signature needs at least one bin");
+  if (set == nullptr && n > 0) throw std::invalid_argument("null shingle set");
+  if (n == 0) return {};
+  constexpr std::uint64_t kEmpty = std::numeric_limits<std::uint64_t>::max();
+  const auto k = static_cast<std::size_t>(bins);
+  std::vector<std::uint64_t> sig(k, kEmpty);
+  std::vector<bool> filled(k, false);
+  fold(sig.data(), filled, k, set, n);
+  densify(sig.data(), filled, k);
   return sig;
+}
+
+void LshSketch::add(const std::uint64_t* set, std::size_t n) noexcept {
+  if (set == nullptr || n == 0) return;
+  if (!any_) {
+    for (auto& v : sig_) v = std::numeric_limits<std::uint64_t>::max();
+    any_ = true;
+  }
+  fold(sig_, filled_, static_cast<std::size_t>(kBins), set, n);
+}
+
+std::vector<std::int64_t> LshSketch::keys() const {
+  if (!any_) return {};
+  std::vector<std::uint64_t> sig(sig_, sig_ + kBins);
+  densify(sig.data(), filled_, static_cast<std::size_t>(kBins));
+  return lsh_band_keys(sig, kLshBands, kLshRows);
 }
 
 std::vector<std::int64_t> lsh_band_keys(const std::vector<std::uint64_t>& signature, int bands,

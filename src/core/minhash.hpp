@@ -51,6 +51,24 @@ std::vector<std::int64_t> lsh_band_keys(const std::vector<std::uint64_t>& signat
 // The kLshBands keys of a shingle set (none for an empty set).
 std::vector<std::int64_t> lsh_keys(const std::uint64_t* set, std::size_t n);
 
+// lsh_keys of a set given in pieces (a minimum does not care how its input is cut), so
+// that a caller can check for interrupts between pieces of a set of tens of millions of
+// shingles. Trivially copyable, never allocates: the C ABI keeps it in caller memory.
+class LshSketch {
+ public:
+  LshSketch() noexcept = default;
+  // The next piece of the set (no order required; a shingle given twice changes nothing).
+  void add(const std::uint64_t* set, std::size_t n) noexcept;
+  // The keys of everything added: kLshBands of them, none when nothing was added.
+  std::vector<std::int64_t> keys() const;
+
+ private:
+  static constexpr int kBins = kLshBands * kLshRows;
+  std::uint64_t sig_[kBins] = {};
+  bool filled_[kBins] = {};
+  bool any_ = false;
+};
+
 // The keys of a UTF-8 text: lsh_keys of shingle_set(text).
 std::vector<std::int64_t> lsh_keys(std::string_view text);
 

@@ -71,10 +71,17 @@ Overlap overlap(const std::uint64_t* a, std::size_t na, const std::uint64_t* b, 
   return o;
 }
 
+std::uint64_t set_digest_begin(std::size_t n) noexcept { return mix64(0x243F6A8885A308D3ULL ^ n); }
+
+std::uint64_t set_digest_add(std::uint64_t h, const std::uint64_t* piece, std::size_t m) noexcept {
+  for (std::size_t i = 0; i < m; ++i) h = mix64(h ^ piece[i]) + 0x13198A2E03707344ULL;
+  return h;
+}
+
+std::uint64_t set_digest_end(std::uint64_t h) noexcept { return mix64(h); }
+
 std::uint64_t set_digest(const std::uint64_t* set, std::size_t n) noexcept {
-  std::uint64_t h = mix64(0x243F6A8885A308D3ULL ^ n);
-  for (std::size_t i = 0; i < n; ++i) h = mix64(h ^ set[i]) + 0x13198A2E03707344ULL;
-  return mix64(h);
+  return set_digest_end(set_digest_add(set_digest_begin(n), set, n));
 }
 
 std::vector<std::uint64_t> shingle_set(std::string_view text, int n) {

@@ -58,6 +58,14 @@ inline double jaccard_bound(std::uint64_t left, std::uint64_t right) noexcept {
 // digests; different sets collide with probability about 2^-64.
 std::uint64_t set_digest(const std::uint64_t* set, std::size_t n) noexcept;
 
+// set_digest in pieces, for a caller that checks for interrupts between them:
+// set_digest_end(set_digest_add(set_digest_begin(n), set, n)) == set_digest(set, n), and a
+// set cut into consecutive pieces gives the same value.
+std::uint64_t set_digest_begin(std::size_t n) noexcept;
+std::uint64_t set_digest_add(std::uint64_t state, const std::uint64_t* piece,
+                             std::size_t m) noexcept;
+std::uint64_t set_digest_end(std::uint64_t state) noexcept;
+
 // The shingle set of a UTF-8 text: ascending, distinct hashes of its shingles of n
 // normalized characters (a text of fewer than n characters has one shingle of them all; a
 // text without characters has none). The same features as simhash(text, 'char', n).

@@ -45,6 +45,28 @@ simhash_text_shingles(text *body)
 	return set;
 }
 
+/*
+ * Shingles of a set processed between two interrupt checks by the digest, the LSH keys
+ * and the array copies (a millisecond or two).
+ */
+#define SHINGLES_PER_CHECK ((size_t) 1 << 20)
+
+/*
+ * The shingle set of text argument argno. A detoasted copy of the text is freed at once: a
+ * text of tens of megabytes need not stay in memory while the other argument is shingled.
+ */
+static ShingleSet
+shingles_of_arg(FunctionCallInfo fcinfo, int argno)
+{
+	Datum		d = PG_GETARG_DATUM(argno);
+	text	   *body = PG_DETOAST_DATUM_PACKED(d);
+	ShingleSet	set = simhash_text_shingles(body);
+
+	if ((Pointer) body != DatumGetPointer(d))
+		pfree(body);
+	return set;
+}
+
 static ShingleSet
 shingles_of_array(ArrayType *a)
 {
@@ -105,9 +127,9 @@ Datum
 simhash_jaccard_text(PG_FUNCTION_ARGS)
 {
 	double		result;
+	ShingleSet	a = shingles_of_arg(fcinfo, 0);
 
-	if (!simhash_shingle_jaccard(simhash_text_shingles(PG_GETARG_TEXT_PP(0)), simhash_text_shingles(PG_GETARG_TEXT_PP(1)),
-				 &result))
+	if (!simhash_shingle_jaccard(a, shingles_of_arg(fcinfo, 1), &result))
 		PG_RETURN_NULL();
 	PG_RETURN_FLOAT8(result);
 }
@@ -119,9 +141,9 @@ Datum
 simhash_containment_text(PG_FUNCTION_ARGS)
 {
 	double		result;
+	ShingleSet	a = shingles_of_arg(fcinfo, 0);
 
-	if (!containment(simhash_text_shingles(PG_GETARG_TEXT_PP(0)),
-					 simhash_text_shingles(PG_GETARG_TEXT_PP(1)), &result))
+	if (!containment(a, shingles_of_arg(fcinfo, 1), &result))
 		PG_RETURN_NULL();
 	PG_RETURN_FLOAT8(result);
 }
@@ -164,14 +186,43 @@ PG_FUNCTION_INFO_V1(simhash_shingles_text);
 Datum
 simhash_shingles_text(PG_FUNCTION_ARGS)
 {
-	ShingleSet	set = simhash_text_shingles(PG_GETARG_TEXT_PP(0));
+	ShingleSet	set = shingles_of_arg(fcinfo, 0);
 	ArrayType  *result;
+	char	   *chunk;
+	Size		header = ARR_OVERHEAD_NONULLS(1);
 
 	if (set.size > (size_t) MaxArraySize)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("simhash: the text has too many shingles for an array (%zu)", set.size)));
-	result = simhash_int8_array((const int64 *) set.data, (int) set.size);
+	if (set.size == 0)
+		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT8OID));
+
+	/*
+	 * The array is made in the set's own memory, not in a copy (a set of 64 million shingles
+	 * is 512 MB): the chunk grows by the header, the values move up behind it a slice at a
+	 * time from the end (each slice's destination is free: it was the source of the slice
+	 * moved before it), and the header goes in front. As construct_array() would make it
+	 * for pass-by-value, 8-byte aligned int8 without NULLs.
+	 */
+	chunk = repalloc_huge((void *) set.data, header + set.size * sizeof(int64));
+	for (size_t end = set.size; end > 0;)
+	{
+		size_t		m = Min(end, SHINGLES_PER_CHECK);
+
+		end -= m;
+		memmove(chunk + header + end * sizeof(int64), chunk + end * sizeof(int64),
+				m * sizeof(int64));
+		CHECK_FOR_INTERRUPTS();
+	}
+	result = (ArrayType *) chunk;
+	memset(result, 0, header);
+	SET_VARSIZE(result, header + set.size * sizeof(int64));
+	result->ndim = 1;
+	result->dataoffset = 0;
+	result->elemtype = INT8OID;
+	ARR_DIMS(result)[0] = (int) set.size;
+	ARR_LBOUND(result)[0] = 1;
 	PG_RETURN_ARRAYTYPE_P(result);
 }
 
@@ -180,15 +231,43 @@ simhash_shingle_lsh_keys(ShingleSet set, int64 *keys)
 {
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 	size_t		n = 0;
+	simhash_lsh_state state;
 
-	simhash_check_status(simhash_lsh_keys(set.data, set.size, keys, SIMHASH_LSH_BANDS, &n, errbuf,
-										  sizeof(errbuf)),
+	/* In pieces (the same keys), with interrupt checks between them. */
+	simhash_lsh_begin(&state);
+	for (size_t done = 0; done < set.size;)
+	{
+		size_t		m = Min(set.size - done, SHINGLES_PER_CHECK);
+
+		simhash_lsh_add(&state, set.data + done, m);
+		done += m;
+		if (done < set.size)
+			CHECK_FOR_INTERRUPTS();
+	}
+	simhash_check_status(simhash_lsh_end(&state, keys, SIMHASH_LSH_BANDS, &n, errbuf,
+										 sizeof(errbuf)),
 						 errbuf);
 	return (int) n;
 }
 
-/* Values copied into an array between two interrupt checks (8 MB, a millisecond or two). */
-#define ARRAY_COPY_SLICE ((size_t) 1 << 20)
+/* simhash_shingle_digest of a set, in pieces with interrupt checks between them. */
+static uint64
+shingle_digest(ShingleSet set)
+{
+	uint64		state = simhash_shingle_digest_begin(set.size);
+
+	for (size_t done = 0; done < set.size;)
+	{
+		size_t		m = Min(set.size - done, SHINGLES_PER_CHECK);
+
+		state = simhash_shingle_digest_add(state, set.data + done, m);
+		done += m;
+		if (done < set.size)
+			CHECK_FOR_INTERRUPTS();
+	}
+	return simhash_shingle_digest_end(state);
+}
+
 
 ArrayType *
 simhash_int8_array(const int64 *values, int n)
@@ -217,7 +296,7 @@ simhash_int8_array(const int64 *values, int n)
 	out = (int64 *) ARR_DATA_PTR(result);
 	for (size_t done = 0; done < (size_t) n;)
 	{
-		size_t		m = Min((size_t) n - done, ARRAY_COPY_SLICE);
+		size_t		m = Min((size_t) n - done, SHINGLES_PER_CHECK);
 
 		memcpy(out + done, values + done, m * sizeof(int64));
 		done += m;
@@ -237,7 +316,7 @@ PG_FUNCTION_INFO_V1(simhash_lsh_text);
 Datum
 simhash_lsh_text(PG_FUNCTION_ARGS)
 {
-	ShingleSet	set = simhash_text_shingles(PG_GETARG_TEXT_PP(0));
+	ShingleSet	set = shingles_of_arg(fcinfo, 0);
 	int64		keys[SIMHASH_LSH_BANDS];
 	int			n = simhash_shingle_lsh_keys(set, keys);
 
@@ -255,12 +334,12 @@ PG_FUNCTION_INFO_V1(simhash_shingle_digest_text);
 Datum
 simhash_shingle_digest_text(PG_FUNCTION_ARGS)
 {
-	ShingleSet	set = simhash_text_shingles(PG_GETARG_TEXT_PP(0));
+	ShingleSet	set = shingles_of_arg(fcinfo, 0);
 	uint64		digest;
 
 	if (set.size == 0)
 		PG_RETURN_NULL();
-	digest = simhash_shingle_digest(set.data, set.size);
+	digest = shingle_digest(set);
 	pfree((void *) set.data);
 	PG_RETURN_INT64((int64) digest);
 }
@@ -275,7 +354,7 @@ PG_FUNCTION_INFO_V1(simhash_shingle_summary);
 Datum
 simhash_shingle_summary(PG_FUNCTION_ARGS)
 {
-	ShingleSet	set = simhash_text_shingles(PG_GETARG_TEXT_PP(0));
+	ShingleSet	set = shingles_of_arg(fcinfo, 0);
 	TupleDesc	desc;
 	Datum		values[2];
 	bool		nulls[2] = {true, true};
@@ -287,7 +366,7 @@ simhash_shingle_summary(PG_FUNCTION_ARGS)
 		int64		keys[SIMHASH_LSH_BANDS];
 		int			n = simhash_shingle_lsh_keys(set, keys);
 
-		values[0] = Int64GetDatum((int64) simhash_shingle_digest(set.data, set.size));
+		values[0] = Int64GetDatum((int64) shingle_digest(set));
 		values[1] = PointerGetDatum(simhash_int8_array(keys, n));
 		nulls[0] = nulls[1] = false;
 	}

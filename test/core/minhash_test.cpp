@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -144,6 +145,51 @@ TEST(MinHash, CAbi) {
   EXPECT_EQ(simhash_lsh_keys(set.data(), set.size(), keys, SIMHASH_LSH_BANDS, nullptr, err,
                              sizeof(err)),
             SIMHASH_INVALID_ARGUMENT);
+}
+
+// The glue computes keys and digests of large sets in pieces, with interrupt checks between
+// them: any cut gives the values of the whole set (sizes 1 to 3000: below and above the
+// 100 bins, so that densification is exercised too).
+TEST(MinHash, PiecesGiveTheKeysAndDigestOfTheWholeSet) {
+  std::mt19937_64 rng(2026);
+  for (std::size_t n : {1, 2, 7, 99, 100, 101, 3000}) {
+    std::vector<std::uint64_t> set(n);
+    for (auto& x : set) x = rng();
+    std::sort(set.begin(), set.end());
+    const auto want = lsh_keys(set.data(), set.size());
+    const std::uint64_t want_digest = set_digest(set.data(), set.size());
+    for (std::size_t piece : {std::size_t{1}, std::size_t{3}, std::size_t{64}, n}) {
+      LshSketch sketch;
+      simhash_lsh_state state;
+      simhash_lsh_begin(&state);
+      std::uint64_t d = set_digest_begin(n);
+      std::uint64_t cd = simhash_shingle_digest_begin(n);
+      for (std::size_t i = 0; i < n; i += piece) {
+        const std::size_t m = std::min(piece, n - i);
+        sketch.add(set.data() + i, m);
+        simhash_lsh_add(&state, set.data() + i, m);
+        d = set_digest_add(d, set.data() + i, m);
+        cd = simhash_shingle_digest_add(cd, set.data() + i, m);
+      }
+      ASSERT_EQ(sketch.keys(), want) << n << " " << piece;
+      ASSERT_EQ(set_digest_end(d), want_digest);
+      ASSERT_EQ(simhash_shingle_digest_end(cd), want_digest);
+      std::int64_t keys[SIMHASH_LSH_BANDS];
+      std::size_t nkeys = 0;
+      char err[128];
+      ASSERT_EQ(simhash_lsh_end(&state, keys, SIMHASH_LSH_BANDS, &nkeys, err, sizeof err),
+                SIMHASH_OK);
+      ASSERT_EQ(std::vector<std::int64_t>(keys, keys + nkeys), want);
+    }
+  }
+  LshSketch empty;
+  EXPECT_TRUE(empty.keys().empty());
+  simhash_lsh_state state;
+  simhash_lsh_begin(&state);
+  std::size_t nkeys = 9;
+  char err[128];
+  ASSERT_EQ(simhash_lsh_end(&state, nullptr, 0, &nkeys, err, sizeof err), SIMHASH_OK);
+  EXPECT_EQ(nkeys, 0u);
 }
 
 }  // namespace
