@@ -245,9 +245,9 @@ row_lock_keys(DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh, uint32 *ke
 {
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 	size_t		n = 0;
+	size_t		raw = 0;
 
 	StaticAssertStmt(SIMHASH_LSH_BANDS <= SIMHASH_MAX_LOCK_KEYS, "room for the LSH lock keys");
-	size_t		raw = 0;
 
 	if (c->min_similarity == 0)
 		simhash_check_status(simhash_lock_keys(fp, c->k, keys, SIMHASH_MAX_LOCK_KEYS, &raw,
