@@ -35,6 +35,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "optimizer/cost.h"
+#include "access/detoast.h"
 #include "utils/builtins.h"
 #include "utils/plancache.h"
 #include "utils/lsyscache.h"
@@ -196,36 +197,45 @@ id_of(Datum d, Oid type)
 static void
 add_row(SimilarRun *run, int64 id, Datum body, Oid body_type)
 {
-	MemoryContext old = MemoryContextSwitchTo(run->batch_cxt);
-	text	   *t = DatumGetTextPP(body);
-	const char *data = VARDATA_ANY(t);
-	int			bytes = VARSIZE_ANY_EXHDR(t);
+	MemoryContext old;
+	text	   *t;
+	const char *data;
+	int			bytes;
 	const char *utf8;
 	size_t		len;
 	char	   *copy;
 
+	Size		raw = toast_raw_datum_size(body) - VARHDRSZ;
+
+	/*
+	 * A batch is handed over before it could take the engine past work_mem; a row that
+	 * alone would ends the in-memory search before it is shingled. (Judged by the text's
+	 * size before it is detoasted and copied into the batch's memory, which handing the
+	 * batch over resets.)
+	 */
+	if (run->nbatch > 0 &&
+		simhash_similar_memory(run->engine) + (run->batch_bytes + raw) * BYTES_PER_TEXT_BYTE > run->limit)
+		flush_batch(run);
+	if (run->over_limit ||
+		simhash_similar_memory(run->engine) + raw * BYTES_PER_TEXT_BYTE > run->limit)
+	{
+		run->over_limit = true;
+		return;
+	}
+
+	old = MemoryContextSwitchTo(run->batch_cxt);
+	t = DatumGetTextPP(body);
+	bytes = VARSIZE_ANY_EXHDR(t);
 	if (body_type == BPCHAROID)
-		while (bytes > 0 && data[bytes - 1] == ' ')
+		while (bytes > 0 && VARDATA_ANY(t)[bytes - 1] == ' ')
 			bytes--;
+	data = VARDATA_ANY(t);
 	/* In UTF-8, converted from the database's encoding where that is another. */
 	utf8 = simhash_bytes_utf8(data, bytes, &len);
 	copy = palloc(len + 1);
 	memcpy(copy, utf8, len);
 	copy[len] = '\0';
 	MemoryContextSwitchTo(old);
-	/*
-	 * A batch is handed over before it could take the engine past work_mem; a row that
-	 * alone would, ends the in-memory search before it is shingled.
-	 */
-	if (run->nbatch > 0 &&
-		simhash_similar_memory(run->engine) + (run->batch_bytes + len) * BYTES_PER_TEXT_BYTE > run->limit)
-		flush_batch(run);
-	if (run->over_limit ||
-		simhash_similar_memory(run->engine) + len * BYTES_PER_TEXT_BYTE > run->limit)
-	{
-		run->over_limit = true;
-		return;
-	}
 	run->ids[run->nbatch] = id;
 	run->texts[run->nbatch] = copy;
 	run->lens[run->nbatch] = len;
