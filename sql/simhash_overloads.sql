@@ -138,6 +138,28 @@ SELECT count(*) AS found FROM simhash_nearest(NULL::public.o_private, 'id', 1, 1
 DROP TABLE public.o_private;
 RESET ROLE;
 
+-- Types too (finding 9): the functions that keep the caller's search_path (they run its
+-- query) name pg_catalog's types, variables included, so a public.text domain whose CHECK
+-- logs its use never runs inside them, even for a caller whose search_path puts public
+-- before pg_catalog.
+SET ROLE regress_simhash_planter;
+CREATE FUNCTION public.o_text_check(v pg_catalog.text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE WARNING 'hijacked: the CHECK of domain public.text ran as %', current_user;
+    INSERT INTO public.overload_hijacks VALUES (current_user, 'domain public.text');
+    RETURN true;
+END $$;
+CREATE DOMAIN public.text AS pg_catalog.text CHECK (public.o_text_check(VALUE));
+RESET ROLE;
+SET search_path = public, pg_catalog;
+SELECT count(*) AS features FROM simhash_df('SELECT vbody FROM public.o_docs');
+SELECT count(*) AS pairs FROM simhash_similar_pairs_disk('SELECT id, vbody FROM public.o_docs', 0.8);
+SELECT count(*) AS pairs FROM simhash_similar_pairs_disk('SELECT id, vbody FROM public.o_docs', 0.5);
+SELECT count(*) AS rows FROM simhash_similar_clusters_disk('SELECT id, vbody FROM public.o_docs', 0.8);
+RESET search_path;
+DROP DOMAIN public.text;
+DROP FUNCTION public.o_text_check(pg_catalog.text);
+
 -- None of the traps ran, and the planter is still not a superuser.
 SELECT count(*) AS hijacks FROM public.overload_hijacks;
 SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_simhash_planter';
