@@ -278,10 +278,12 @@ DROP TABLE sim_mem_pairs, sim_mem_clusters;
 -- Long runs are cancellable: 30000 copies of one text are 450 million pairs, and 30000
 -- texts that differ in their last word all share LSH keys (450 million candidates in the
 -- first band); the statement timeout stops both, and the session goes on.
+SET work_mem = '1GB';
 SET statement_timeout = '1s';
 SELECT count(*) FROM simhash_similar_pairs('SELECT i, ''the same text in every row'' FROM generate_series(1, 30000) i', 0.8);
 SELECT count(*) FROM simhash_similar_clusters('SELECT i, ''permission is hereby granted free of charge to any person obtaining a copy '' || i FROM generate_series(1, 30000) i', 0.8);
 RESET statement_timeout;
+RESET work_mem;
 SELECT count(*) AS pairs FROM simhash_similar_pairs('SELECT id, body FROM sim_docs', 0.8);
 
 -- The candidates per threshold: LSH keys from 0.7, two fingerprints below.
@@ -296,6 +298,11 @@ SELECT * FROM simhash_similar_pairs('SELECT id, id FROM sim_docs', 0.8);
 SELECT * FROM simhash_similar_pairs('SELECT NULL::bigint, body FROM sim_docs', 0.8);
 SELECT * FROM simhash_similar_pairs('SELECT 1, body FROM sim_docs', 0.8);
 SELECT * FROM simhash_similar_pairs('SELECT id FROM sim_docs', 0.8);
+-- an id is unique among every row, those with a NULL body or no character included, in
+-- memory as on disk
+SELECT * FROM simhash_similar_pairs('VALUES (1, ''hello world foo''), (2, ''hello world foo''), (1, NULL)', 0.8);
+SELECT * FROM simhash_similar_pairs('VALUES (1, ''hello world foo''), (2, ''hello world foo''), (1, ''!!!'')', 0.8);
+SELECT * FROM simhash_similar_pairs_disk('VALUES (1, ''hello world foo''), (2, ''hello world foo''), (1, NULL)', 0.8);
 SELECT * FROM simhash_similar_clusters('SELECT id, body FROM sim_docs', -1);
 -- Only a SELECT that changes nothing: past work_mem the query runs a second time, as a
 -- subquery of the disk-based path, so both paths take the same queries.

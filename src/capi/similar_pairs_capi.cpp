@@ -73,6 +73,14 @@ simhash_status simhash_similar_add(simhash_similar* engine, const int64_t* ids,
   });
 }
 
+simhash_status simhash_similar_add_id(simhash_similar* engine, int64_t id, char* errbuf,
+                                      std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    checked(engine)->engine.add_id(id);
+    return SIMHASH_OK;
+  });
+}
+
 std::size_t simhash_similar_memory(const simhash_similar* engine) noexcept {
   return engine == nullptr ? 0 : engine->engine.memory_bytes() +
                                      engine->cluster_rows.capacity() * sizeof(simhash::SimilarClusterRow);

@@ -56,6 +56,10 @@ simhash_status simhash_similar_add(simhash_similar *engine, const int64_t *ids,
                                    const char *const *texts, const size_t *lens, size_t n,
                                    char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
 
+/* A row left out before shingling (a NULL text): its id counts for the duplicate check. */
+simhash_status simhash_similar_add_id(simhash_similar *engine, int64_t id, char *errbuf,
+                                      size_t errcap) SIMHASH_NOEXCEPT;
+
 /* Bytes the engine holds now; rows with a character, and distinct shingle sets. */
 size_t simhash_similar_memory(const simhash_similar *engine) SIMHASH_NOEXCEPT;
 void simhash_similar_counts(const simhash_similar *engine, uint64_t *rows,

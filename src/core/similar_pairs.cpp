@@ -94,8 +94,8 @@ std::uint64_t common_at_least(const std::uint64_t* a, std::size_t na, const std:
   std::uint64_t common = 0;
   std::size_t i = 0;
   std::size_t j = 0;
-  while (i < na && j < nb) {
-    if ((i + j) % 64 == 0 && common + std::min(na - i, nb - j) < need) return common;
+  for (std::size_t step = 0; i < na && j < nb; ++step) {
+    if (step % 64 == 0 && common + std::min(na - i, nb - j) < need) return common;
     const std::uint64_t x = a[i];
     const std::uint64_t y = b[j];
     common += x == y;
@@ -140,7 +140,7 @@ SimilarPairs::SimilarPairs(double min_similarity, int threads)
 }
 
 std::size_t SimilarPairs::memory_bytes() const noexcept {
-  return row_ids_.capacity() * 8 + row_set_.capacity() * 4 + row_fps_.capacity() * 8 +
+  return row_ids_.capacity() * 8 + other_ids_.capacity() * 8 + row_set_.capacity() * 4 + row_fps_.capacity() * 8 +
          set_hashes_.capacity() * 8 + set_offsets_.capacity() * 8 +
          set_of_digest_.size() * 32 + set_of_digest_.bucket_count() * 8 +
          member_ids_.capacity() * 8 + member_offsets_.capacity() * 4 + keys_.capacity() * 8 +
@@ -174,9 +174,22 @@ void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, s
       }
     }
   });
+  std::size_t shingles = 0;
+  for (std::size_t i = 0; i < n; ++i) shingles += sets[i].size();
+  // Grown by a quarter at a time, not doubled, so that the engine's memory stays close to
+  // what it holds (the caller compares it with a limit after each batch).
+  if (set_hashes_.capacity() < set_hashes_.size() + shingles) {
+    set_hashes_.reserve(std::max(set_hashes_.size() + shingles,
+                                 set_hashes_.capacity() + set_hashes_.capacity() / 4));
+  }
   for (std::size_t i = 0; i < n; ++i) {
     const auto& s = sets[i];
-    if (s.empty()) continue;
+    if (s.empty()) {
+      // No character: left out, but its id still counts for the duplicate check.
+      other_ids_.push_back(ids[i]);
+      continue;
+    }
+    if (row_ids_.size() >= 0xFFFFFFFEULL) throw std::invalid_argument("too many rows for one call");
     // Identical sets share a group; a digest taken by another set is probed further.
     std::uint64_t digest = set_digest(s.data(), s.size());
     std::uint32_t group;
@@ -210,8 +223,14 @@ void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, s
   }
 }
 
+void SimilarPairs::add_id(std::int64_t id) {
+  if (phase_ != Phase::Adding) throw std::logic_error("rows added after the search began");
+  other_ids_.push_back(id);
+}
+
 std::optional<std::int64_t> SimilarPairs::duplicate_id() {
   std::vector<std::int64_t> sorted(row_ids_);
+  sorted.insert(sorted.end(), other_ids_.begin(), other_ids_.end());
   std::sort(sorted.begin(), sorted.end());
   auto it = std::adjacent_find(sorted.begin(), sorted.end());
   if (it == sorted.end()) return std::nullopt;
@@ -279,6 +298,8 @@ void SimilarPairs::prepare_band() {
 bool SimilarPairs::gather_candidates(std::size_t work) {
   candidates_.clear();
   if (work == 0) work = 1;
+  // (May return true with no candidate: a call's budget went on steps that gave none, or on
+  // pairs an earlier band or recipe had; the caller calls again.)
   if (!recipes_[0].lsh) {
     // The pairs within each recipe's radius, from a resumable finder; a pair that an
     // earlier recipe's radius holds too was a candidate of that recipe already.

@@ -77,13 +77,17 @@ class SimilarPairs {
   // (undefined similarity). Shingles on the engine's threads.
   void add(const std::int64_t* ids, const std::string_view* texts, std::size_t n);
 
+  // A row left out before shingling (a NULL text): its id counts for duplicate_id() only.
+  void add_id(std::int64_t id);
+
   // Rows added (with a character) and distinct shingle sets among them.
   std::size_t rows() const noexcept { return row_ids_.size(); }
   std::size_t groups() const noexcept { return set_offsets_.empty() ? 0 : set_offsets_.size() - 1; }
   // Bytes held now (vectors' capacities; the hash map estimated).
   std::size_t memory_bytes() const noexcept;
 
-  // After the last add(): the smallest id that occurs twice, if any (the caller's error).
+  // After the last add(): the smallest id that occurs twice, if any (the caller's error),
+  // among every row added, those without a character and add_id()'s included.
   std::optional<std::int64_t> duplicate_id();
 
   // Writes up to `capacity` pairs into out and returns how many, after about `work` units
@@ -139,6 +143,7 @@ class SimilarPairs {
 
   // Rows: id and group.
   std::vector<std::int64_t> row_ids_;
+  std::vector<std::int64_t> other_ids_;  // rows left out (no character, NULL text)
   std::vector<std::uint32_t> row_set_;
   // Fingerprints of each row for the SimHash recipes (recipes_.size() per row).
   std::vector<std::uint64_t> row_fps_;

@@ -221,6 +221,19 @@ TEST(SimilarPairs, DuplicateIdsAndBadThresholds) {
   engine.add(ids, texts, 3);
   ASSERT_TRUE(engine.duplicate_id().has_value());
   EXPECT_EQ(*engine.duplicate_id(), 5);
+  // Ids of rows left out (no character, or a NULL text given by add_id) count too.
+  SimilarPairs empty(0.8, 1);
+  const std::int64_t ids2[] = {1, 2, 1};
+  const std::string_view texts2[] = {"hello world", "hello world", "!!!"};
+  empty.add(ids2, texts2, 3);
+  ASSERT_TRUE(empty.duplicate_id().has_value());
+  EXPECT_EQ(*empty.duplicate_id(), 1);
+  SimilarPairs nulls(0.8, 1);
+  nulls.add(ids2, texts2, 2);
+  EXPECT_FALSE(nulls.duplicate_id().has_value());
+  nulls.add_id(2);
+  ASSERT_TRUE(nulls.duplicate_id().has_value());
+  EXPECT_EQ(*nulls.duplicate_id(), 2);
   EXPECT_THROW(SimilarPairs(0.0, 1), std::invalid_argument);
   EXPECT_THROW(SimilarPairs(1.5, 1), std::invalid_argument);
   EXPECT_THROW(SimilarPairs(std::nan(""), 1), std::invalid_argument);
