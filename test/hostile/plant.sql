@@ -69,6 +69,13 @@ BEGIN
         SELECT p.oid, p.proname, p.pronargs, p.pronargdefaults, p.proretset, p.provolatile,
                p.proparallel, p.prorettype,
                pg_catalog.string_to_array(pg_catalog.oidvectortypes(p.proargtypes), ', ') AS intypes,
+               -- the same, schema-qualified, for the delegate's casts (a caller's
+               -- search_path may hold a look-alike text domain)
+               ARRAY(SELECT pg_catalog.format('%I.%I', n.nspname, t.typname)
+                     FROM pg_catalog.unnest(p.proargtypes::pg_catalog.oid[]) WITH ORDINALITY a (typ, ord)
+                     JOIN pg_catalog.pg_type t ON t.oid = a.typ
+                     JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
+                     ORDER BY a.ord) AS qualtypes,
                (SELECT pg_catalog.string_agg(pg_catalog.format('OUT %I %s', p.proargnames[i],
                                                                pg_catalog.format_type(p.proallargtypes[i], NULL)), ', ' ORDER BY i)
                 FROM pg_catalog.generate_subscripts(p.proargmodes, 1) i
@@ -103,7 +110,7 @@ BEGIN
                         END IF;
                     END LOOP;
                     SELECT pg_catalog.string_agg(pg_catalog.format('a%s %s', i, types[i]), ', ' ORDER BY i),
-                           pg_catalog.string_agg(pg_catalog.format('a%s::%s', i, f.intypes[i]), ', ' ORDER BY i),
+                           pg_catalog.string_agg(pg_catalog.format('a%s::%s', i, f.qualtypes[i]), ', ' ORDER BY i),
                            pg_catalog.string_agg(types[i], ',' ORDER BY i)
                     INTO args, call_args, sig
                     FROM pg_catalog.generate_series(1, arity) i;
