@@ -258,6 +258,21 @@ LEFT JOIN sim_mem_clusters m ON m.id = d.id AND m.cluster_id = d.cluster_id AND 
 BEGIN READ ONLY;
 SELECT count(*) AS on_disk FROM simhash_similar_pairs('SELECT id, body FROM sim_docs', 0.8);
 ROLLBACK;
+-- The query runs once on either path: the disk-based path goes on from the rows read, in
+-- a temporary table, and never parses the query again. A function with a side effect runs
+-- once a row; and a query that turns standard_conforming_strings off while it runs, so
+-- that its text would parse as more statements a second time, runs as the one SELECT it is.
+CREATE TEMP TABLE sim_calls (id bigint);
+CREATE FUNCTION pg_temp.sim_log(i bigint) RETURNS bigint LANGUAGE sql VOLATILE
+    AS 'INSERT INTO sim_calls VALUES (i) RETURNING i';
+SELECT count(*) AS pairs FROM simhash_similar_pairs('SELECT pg_temp.sim_log(id), body FROM sim_docs', 0.8);
+SELECT count(*) AS calls, count(DISTINCT id) AS ids, (SELECT count(*) FROM sim_docs) AS rows FROM sim_calls;
+CREATE SEQUENCE sim_seq;
+SELECT count(*) AS pairs FROM simhash_similar_pairs($q$SELECT id, body FROM sim_docs WHERE set_config('standard_conforming_strings', 'off', true) IS NOT NULL AND 'a\' <> $$ X' = 'x') AS q(id, body) LIMIT 0)), NULL; SELECT nextval('sim_seq'); SELECT NULL::regtype, ((SELECT 1 FROM (SELECT 1, 2 WHERE 'y' = 'y' -- $$$q$, 0.9);
+SELECT is_called AS injected_statement_ran FROM sim_seq;
+SHOW standard_conforming_strings;
+DROP SEQUENCE sim_seq;
+DROP TABLE sim_calls;
 -- Batches handed over as work_mem comes near, then the disk-based path, on 5,000 rows of
 -- 660 bytes (500 texts, 10 copies each): the same pairs as in memory.
 CREATE TEMP TABLE sim_md5 AS

@@ -18,11 +18,13 @@
  *
  * Memory: the engine holds the shingle sets of the distinct texts (8 bytes a shingle, about
  * 8 bytes a character of text) and 160 bytes of keys a distinct text. When that outgrows
- * work_mem, the cursor is closed and the disk-based path (simhash_similar_pairs_disk: the
- * same answers, through temporary tables, about 6 times slower, measured at 64,000 rows)
- * runs the query again from the start, after a NOTICE: raise work_mem to keep large
- * inputs in memory. In a read-only transaction (or on a hot standby), where temporary
- * tables cannot be made, that is an error (25006) with that hint instead.
+ * work_mem, the engine is freed, the rest of the rows are read, and the disk-based path
+ * (simhash_similar_pairs_disk: the same answers, through temporary tables, about 6 times
+ * slower, measured at 64,000 rows) goes on, after a NOTICE, from every row read: each row
+ * is also kept as it is read (a tuplestore: 1 MB in memory, the rest in a temporary file),
+ * so the query runs once and is never parsed again. Raise work_mem to keep large inputs in
+ * memory. In a read-only transaction (or on a hot standby), where temporary tables cannot
+ * be made, that is an error (25006) with that hint instead.
  *
  * Interrupts are checked between the engine's calls (a batch of rows, a batch of
  * candidates), never inside them. The engine's memory is C++ heap, freed by a reset
@@ -33,6 +35,7 @@
 
 #include "catalog/pg_type_d.h"
 #include "executor/spi.h"
+#include "executor/tuptable.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -78,6 +81,15 @@ typedef struct SimilarRun
 	MemoryContext batch_cxt;	/* one batch of texts */
 	Size		limit;			/* bytes the engine may hold: work_mem */
 	bool		over_limit;
+
+	/*
+	 * Every row read, (id, body as text), for the disk-based path should the engine
+	 * outgrow work_mem: the query runs once, whatever the path. A tuplestore of 1 MB in
+	 * memory, the rest in a temporary file.
+	 */
+	Tuplestorestate *captured;
+	TupleDesc	captured_desc;
+	MemoryContext row_cxt;		/* one captured row's copy */
 
 	/* Progress. */
 	TimestampTz start;
@@ -251,9 +263,9 @@ add_row(SimilarRun *run, int64 id, Datum body, Oid body_type)
 }
 
 /*
- * The query must be one SELECT (VALUES, TABLE ...) that changes nothing: past work_mem it
- * runs a second time, as a subquery of the disk-based path, so both paths must accept
- * the same queries and neither may write twice.
+ * The query must be one SELECT (VALUES, TABLE ...) without a data-modifying WITH: what
+ * the functions are for, and what the disk-based path took as a subquery when it ran
+ * the query itself.
  */
 static void
 check_query(SimilarRun *run, SPIPlanPtr plan)
@@ -279,13 +291,38 @@ check_query(SimilarRun *run, SPIPlanPtr plan)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s: the query must be one SELECT that returns rows (id, body) and changes nothing",
-						run->fname),
-				 errhint("Past work_mem the query runs a second time, as a subquery.")));
+						run->fname)));
+}
+
+/* Keeps a row for the disk-based path: its id, and its body as text (char(n) unpadded). */
+static void
+capture_row(SimilarRun *run, int64 id, Datum body, bool body_null, Oid body_type)
+{
+	MemoryContext old = MemoryContextSwitchTo(run->row_cxt);
+	Datum		values[2];
+	bool		nulls[2] = {false, body_null};
+
+	values[0] = Int64GetDatum(id);
+	values[1] = (Datum) 0;
+	if (!body_null)
+	{
+		text	   *t = DatumGetTextPP(body);
+		int			bytes = VARSIZE_ANY_EXHDR(t);
+
+		if (body_type == BPCHAROID)
+			while (bytes > 0 && VARDATA_ANY(t)[bytes - 1] == ' ')
+				bytes--;
+		values[1] = PointerGetDatum(cstring_to_text_with_len(VARDATA_ANY(t), bytes));
+	}
+	tuplestore_putvalues(run->captured, run->captured_desc, values, nulls);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(run->row_cxt);
 }
 
 /*
- * Runs the query through a cursor into the engine. Returns false when the engine outgrew
- * work_mem (the cursor is then closed early).
+ * Runs the query through a cursor into the engine, keeping every row for the disk-based
+ * path too. Returns false when the engine outgrew work_mem: it is then freed, and the
+ * rest of the rows are only kept.
  */
 static bool
 read_query(SimilarRun *run, const char *query)
@@ -326,6 +363,9 @@ read_query(SimilarRun *run, const char *query)
 				ereport(ERROR,
 						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 						 errmsg("simhash: the query returned a NULL id")));
+			capture_row(run, id_of(id, id_type), body, body_null, body_type);
+			if (run->over_limit)
+				continue;
 			if (!body_null)
 				add_row(run, id_of(id, id_type), body, body_type);
 			else
@@ -337,11 +377,18 @@ read_query(SimilarRun *run, const char *query)
 														 sizeof(errbuf)), errbuf);
 			}
 			if (run->over_limit)
-				break;
+			{
+				/* From here on the rows are only kept: give back the engine's memory. */
+				free_engine(run);
+				MemoryContextReset(run->batch_cxt);
+				run->nbatch = 0;
+				run->batch_bytes = 0;
+			}
 		}
 		SPI_freetuptable(SPI_tuptable);
-		if (n == 0 || run->over_limit)
+		if (n == 0)
 			break;
+		CHECK_FOR_INTERRUPTS();
 	}
 	SPI_cursor_close(portal);
 	SPI_freeplan(plan);
@@ -437,20 +484,26 @@ output_clusters(SimilarRun *run, ReturnSetInfo *rsinfo)
 }
 
 /*
- * The engine outgrew work_mem: the disk-based function of the extension's schema runs the
- * query again, and its rows become ours. Its argument types are exactly (text, double
- * precision), so no other overload can be chosen (docs/security.md).
+ * The engine outgrew work_mem: the rows kept go into a temporary table, and the disk-based
+ * function of the extension's schema runs on that table (not on the caller's query, which
+ * ran once and is not parsed again); its rows become ours. Its argument types are exactly
+ * (text, double precision), so no other overload can be chosen (docs/security.md).
  */
 static void
-run_on_disk(SimilarRun *run, FunctionCallInfo fcinfo, const char *query)
+run_on_disk(SimilarRun *run, FunctionCallInfo fcinfo)
 {
+	static uint32 calls = 0;
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
 	Oid			types[2] = {TEXTOID, FLOAT8OID};
+	Oid			insert_types[2] = {INT8OID, TEXTOID};
 	Datum		args[2];
+	const char *table;
 	char	   *sql;
 	SPIPlanPtr	plan;
 	Portal		portal;
+	TupleTableSlot *slot;
+	uint64		rows = 0;
 
 	if (XactReadOnly || RecoveryInProgress())
 		ereport(ERROR,
@@ -460,13 +513,43 @@ run_on_disk(SimilarRun *run, FunctionCallInfo fcinfo, const char *query)
 				 errdetail("The disk-based path makes temporary tables."),
 				 errhint("Raise work_mem for the call, to about 16 bytes a byte of text: SET work_mem = '1GB'.")));
 	ereport(NOTICE,
-			(errmsg("%s: the shingle sets outgrew work_mem (%d kB): the disk-based path runs the query again",
+			(errmsg("%s: the shingle sets outgrew work_mem (%d kB): the rows go on through temporary tables",
 					run->fname, work_mem),
 			 errhint("Raise work_mem for the call to keep it in memory, about 6 times faster.")));
+
+	/* The rows kept, into a temporary table of our own. */
+	table = quote_identifier(psprintf("simhash_similar_input_%d_%u", MyProcPid, ++calls));
+	if (SPI_execute(psprintf("CREATE TEMPORARY TABLE %s (id pg_catalog.int8, body pg_catalog.text) ON COMMIT DROP",
+							 table), false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "%s: creating the table of the rows failed", run->fname);
+	plan = SPI_prepare(psprintf("INSERT INTO pg_temp.%s (id, body) VALUES ($1, $2)", table), 2, insert_types);
+	if (plan == NULL)
+		elog(ERROR, "%s: SPI_prepare failed: %s", run->fname, SPI_result_code_string(SPI_result));
+	slot = MakeSingleTupleTableSlot(run->captured_desc, &TTSOpsMinimalTuple);
+	while (tuplestore_gettupleslot(run->captured, true, false, slot))
+	{
+		bool		isnull[2];
+		Datum		values[2];
+		char		nulls[2];
+
+		values[0] = slot_getattr(slot, 1, &isnull[0]);
+		values[1] = slot_getattr(slot, 2, &isnull[1]);
+		nulls[0] = isnull[0] ? 'n' : ' ';
+		nulls[1] = isnull[1] ? 'n' : ' ';
+		if (SPI_execute_plan(plan, values, nulls, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "%s: inserting a row failed", run->fname);
+		if (++rows % 1000 == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	SPI_freeplan(plan);
+	tuplestore_end(run->captured);
+	run->captured = NULL;
+
 	sql = psprintf("SELECT r.* FROM %s.%s($1, $2) AS r",
 				   quote_identifier(get_namespace_name(nsp)),
 				   run->clusters ? "simhash_similar_clusters_disk" : "simhash_similar_pairs_disk");
-	args[0] = CStringGetTextDatum(query);
+	args[0] = CStringGetTextDatum(psprintf("SELECT id, body FROM pg_temp.%s", table));
 	args[1] = Float8GetDatum(run->min_similarity);
 	plan = SPI_prepare_cursor(sql, 2, types, 0);
 	if (plan == NULL)
@@ -487,6 +570,8 @@ run_on_disk(SimilarRun *run, FunctionCallInfo fcinfo, const char *query)
 	}
 	SPI_cursor_close(portal);
 	SPI_freeplan(plan);
+	if (SPI_execute(psprintf("DROP TABLE pg_temp.%s", table), false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "%s: dropping the table of the rows failed", run->fname);
 }
 
 static Datum
@@ -520,6 +605,16 @@ similar_pairs_or_clusters(FunctionCallInfo fcinfo, bool clusters)
 	run->ids = MemoryContextAlloc(cxt, sizeof(int64) * FETCH_ROWS);
 	run->texts = MemoryContextAlloc(cxt, sizeof(char *) * FETCH_ROWS);
 	run->lens = MemoryContextAlloc(cxt, sizeof(size_t) * FETCH_ROWS);
+	run->row_cxt = AllocSetContextCreate(cxt, "simhash similar row", ALLOCSET_SMALL_SIZES);
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		run->captured_desc = CreateTemplateTupleDesc(2);
+		TupleDescInitEntry(run->captured_desc, (AttrNumber) 1, "id", INT8OID, -1, 0);
+		TupleDescInitEntry(run->captured_desc, (AttrNumber) 2, "body", TEXTOID, -1, 0);
+		run->captured = tuplestore_begin_heap(false, false, 1024);
+		MemoryContextSwitchTo(old);
+	}
 	/* The engine's C++ memory goes with the context, on success and on error alike. */
 	callback = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
 	callback->func = free_engine;
@@ -540,10 +635,9 @@ similar_pairs_or_clusters(FunctionCallInfo fcinfo, bool clusters)
 			output_pairs(run, rsinfo);
 	}
 	else
-	{
-		free_engine(run);
-		run_on_disk(run, fcinfo, query);
-	}
+		run_on_disk(run, fcinfo);
+	if (run->captured)
+		tuplestore_end(run->captured);
 	SPI_finish();
 	MemoryContextDelete(cxt);
 	return (Datum) 0;

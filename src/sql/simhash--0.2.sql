@@ -1095,7 +1095,8 @@ COMMENT ON FUNCTION simhash_similar_clusters_disk(text, double precision) IS
 -- shingled once (on 1 + max_parallel_workers_per_gather threads), identical shingle sets
 -- are grouped, candidates come from MinHash LSH band runs (from 0.7) or the fingerprint
 -- recipes of simhash_similar_recipes (below), and each is verified exactly. In memory up
--- to work_mem; beyond, the _disk functions above run the query again. No temporary
+-- to work_mem; beyond, the _disk functions above go on from the rows read, put into a
+-- temporary table (the query runs once). No temporary
 -- table: works in read-only transactions and on a hot standby while it fits in work_mem.
 CREATE FUNCTION simhash_similar_pairs(query text, min_similarity double precision)
     RETURNS TABLE (id1 bigint, id2 bigint, similarity double precision)
