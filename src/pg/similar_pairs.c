@@ -55,7 +55,7 @@
 
 /* Rows fetched from the cursor at a time, and text bytes handed to the engine at most. */
 #define FETCH_ROWS 2000
-#define BATCH_BYTES (8 * 1024 * 1024)
+#define BATCH_BYTES (2 * 1024 * 1024)
 /*
  * The engine's work per call: steps through runs of equal keys and shingles merged (a few
  * milliseconds on one thread); pairs per call.

@@ -345,14 +345,17 @@ CREATE EVENT TRIGGER simhash_layouts_cleanup ON sql_drop
 
 -- The secret that keys the dedupe trigger's lock keys (src/pg/dedupe_locks.c): every role
 -- can read lock keys in pg_locks, and unkeyed they would tell the fingerprint of a row
--- being written, before it is even committed. 128 random bits (gen_random_uuid, from the
--- server's strong random source) made at install; no role but a superuser may read them,
+-- being written, before it is even committed. 128 bits made at install from two
+-- gen_random_uuid() (the server's strong random source; 122 random bits each), hashed
+-- together by md5; no role but a superuser may read them,
 -- and the trigger reads them in C. Not dumped: a restored database makes its own, which
 -- is all the keys need (they only have to agree among the sessions of one database).
 CREATE TABLE simhash_lock_secret (k0 bigint NOT NULL, k1 bigint NOT NULL);
 INSERT INTO simhash_lock_secret (k0, k1)
-SELECT ('x' OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.translate(pg_catalog.gen_random_uuid()::pg_catalog.text, '-', ''), 1, 16))::pg_catalog.bit(64)::pg_catalog.int8,
-       ('x' OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.translate(pg_catalog.gen_random_uuid()::pg_catalog.text, '-', ''), 1, 16))::pg_catalog.bit(64)::pg_catalog.int8;
+SELECT ('x' OPERATOR(pg_catalog.||) pg_catalog.substr(r.h, 1, 16))::pg_catalog.bit(64)::pg_catalog.int8,
+       ('x' OPERATOR(pg_catalog.||) pg_catalog.substr(r.h, 17, 16))::pg_catalog.bit(64)::pg_catalog.int8
+FROM (SELECT pg_catalog.md5(pg_catalog.gen_random_uuid()::pg_catalog.text OPERATOR(pg_catalog.||)
+                            pg_catalog.gen_random_uuid()::pg_catalog.text) AS h) r;
 REVOKE ALL ON simhash_lock_secret FROM PUBLIC;
 COMMENT ON TABLE simhash_lock_secret IS
 'the key of the dedupe trigger''s lock keys (SipHash-2-4), made at install; readable by superusers only';
