@@ -72,23 +72,7 @@ trap 'pgcluster_stop; rm -rf "${tmp}"' EXIT
 base=$(((docs + family - 1) / family))
 psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION simhash' \
     -c 'CREATE TABLE base (id bigint PRIMARY KEY, body text NOT NULL)'
-# (The list of files first, into a file: the loader stops reading early.)
-(cd "${corpus}" && find . -type f -name '*.txt' | LC_ALL=C sort) >"${tmp}/files"
-(cd "${corpus}" && perl -Mstrict -we '
-        my ($n, $max) = (0, shift);
-        binmode STDOUT, ":raw";
-        FILE: while (my $f = <STDIN>) {
-            chomp $f;
-            open(my $fh, "<:raw", $f) or next;
-            local $/ = "";
-            while (my $p = <$fh>) {
-                $p =~ s/\s+/ /g; $p =~ s/^ | $//g;
-                $p =~ tr/\0//d; $p =~ s/\\/\\\\/g;
-                next if length($p) < 30;
-                print ++$n, "\t", $p, "\n";
-                last FILE if $n >= $max;
-            }
-        }' "${base}" <"${tmp}/files") |
+bench/paragraphs.pl "${corpus}" "${base}" |
     psql -X -q -v ON_ERROR_STOP=1 -c '\copy base FROM STDIN'
 got=$(psql -X -At -c 'SELECT count(*) FROM base')
 [[ ${got} -ge ${base} ]] || log "the corpus has ${got} paragraphs, fewer than ${base}: the families repeat them"

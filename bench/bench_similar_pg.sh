@@ -68,22 +68,7 @@ trap pgcluster_stop EXIT
 psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION simhash' \
     -c 'CREATE TABLE docs (id bigint PRIMARY KEY, body text NOT NULL)'
 # Paragraphs as COPY rows: id, the block's lines joined by single spaces.
-(cd "${corpus}" && find . -type f -name '*.txt' | LC_ALL=C sort) |
-    (cd "${corpus}" && perl -Mstrict -we '
-        my ($n, $max) = (0, shift);
-        binmode STDOUT, ":raw";
-        FILE: while (my $f = <STDIN>) {
-            chomp $f;
-            open(my $fh, "<:raw", $f) or next;
-            local $/ = "";
-            while (my $p = <$fh>) {
-                $p =~ s/\s+/ /g; $p =~ s/^ | $//g;
-                $p =~ tr/\0//d; $p =~ s/\\/\\\\/g;
-                next if length($p) < 30;
-                print ++$n, "\t", $p, "\n";
-                last FILE if $n >= $max;
-            }
-        }' "${docs}") |
+bench/paragraphs.pl "${corpus}" "${docs}" |
     psql -X -q -v ON_ERROR_STOP=1 -c '\copy docs FROM STDIN'
 # Not enough paragraphs: edited copies, row i from paragraph 1 + (i - 1) mod P.
 psql -X -q -v ON_ERROR_STOP=1 -v docs="${docs}" <<'SQL'
