@@ -412,6 +412,19 @@ check_ids(SimilarRun *run)
 				 errmsg("simhash: the query returned id " INT64_FORMAT " more than once", duplicate)));
 }
 
+/* One row of the result: (id1, id2, similarity) or (id, cluster_id, similarity). */
+static void
+put_result(ReturnSetInfo *rsinfo, int64 a, int64 b, double similarity)
+{
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	values[0] = Int64GetDatum(a);
+	values[1] = Int64GetDatum(b);
+	values[2] = Float8GetDatum(similarity);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
 static void
 output_pairs(SimilarRun *run, ReturnSetInfo *rsinfo)
 {
@@ -426,15 +439,7 @@ output_pairs(SimilarRun *run, ReturnSetInfo *rsinfo)
 		check_status(run, simhash_similar_next(run->engine, buf, PAIRS_BATCH, VERIFY_WORK, &count,
 											   &finished, errbuf, sizeof(errbuf)), errbuf);
 		for (size_t i = 0; i < count; i++)
-		{
-			Datum		values[3];
-			bool		nulls[3] = {false, false, false};
-
-			values[0] = Int64GetDatum(buf[i].id1);
-			values[1] = Int64GetDatum(buf[i].id2);
-			values[2] = Float8GetDatum(buf[i].similarity);
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		}
+			put_result(rsinfo, buf[i].id1, buf[i].id2, buf[i].similarity);
 		run->results += count;
 		if (finished)
 			break;
@@ -466,15 +471,7 @@ output_clusters(SimilarRun *run, ReturnSetInfo *rsinfo)
 		check_status(run, simhash_similar_cluster_rows(run->engine, first, buf, PAIRS_BATCH, &count,
 													   errbuf, sizeof(errbuf)), errbuf);
 		for (size_t i = 0; i < count; i++)
-		{
-			Datum		values[3];
-			bool		nulls[3] = {false, false, false};
-
-			values[0] = Int64GetDatum(buf[i].id);
-			values[1] = Int64GetDatum(buf[i].cluster_id);
-			values[2] = Float8GetDatum(buf[i].similarity);
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		}
+			put_result(rsinfo, buf[i].id, buf[i].cluster_id, buf[i].similarity);
 		first += count;
 		if (count == 0)
 			break;
