@@ -40,6 +40,22 @@ simhash_similar* checked(simhash_similar* e) {
 
 extern "C" {
 
+simhash_status simhash_similar_recipe_list(double min_similarity, simhash_similar_recipe* out,
+                                           std::size_t cap, std::size_t* count, char* errbuf,
+                                           std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (count == nullptr || (out == nullptr && cap > 0)) throw std::invalid_argument("null argument");
+    const auto recipes = simhash::similar_recipes(min_similarity);
+    if (recipes.size() > cap) throw std::invalid_argument("recipe buffer too small");
+    for (std::size_t i = 0; i < recipes.size(); ++i) {
+      out[i] = simhash_similar_recipe{recipes[i].lsh ? 1 : 0, static_cast<int32_t>(recipes[i].tokenizer),
+                                      recipes[i].n, recipes[i].max_distance};
+    }
+    *count = recipes.size();
+    return SIMHASH_OK;
+  });
+}
+
 simhash_status simhash_similar_create(double min_similarity, int32_t threads,
                                       simhash_similar** engine, char* errbuf,
                                       std::size_t errcap) noexcept {

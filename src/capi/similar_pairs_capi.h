@@ -39,6 +39,23 @@ typedef struct simhash_similar_cluster_row {
   double similarity;
 } simhash_similar_cluster_row;
 
+/* How candidates are found for a threshold (simhash::SimilarRecipe). */
+typedef struct simhash_similar_recipe {
+  int32_t lsh;          /* non-zero: pairs sharing a simhash_lsh key; the rest is unused */
+  int32_t tokenizer;    /* SIMHASH_TOKENIZER_* of simhash(text, tokenizer, n, 'binary') */
+  int32_t n;
+  int32_t max_distance; /* the Hamming radius; -1 with lsh */
+} simhash_similar_recipe;
+
+/*
+ * The calibration's recipes for min_similarity (the one table, src/core/similar_pairs.cpp):
+ * 1 or 2 of them into out[0..cap), their number into *count. SIMHASH_INVALID_ARGUMENT
+ * unless 0 < min_similarity <= 1, or when cap is too small.
+ */
+simhash_status simhash_similar_recipe_list(double min_similarity, simhash_similar_recipe *out,
+                                           size_t cap, size_t *count, char *errbuf,
+                                           size_t errcap) SIMHASH_NOEXCEPT;
+
 /*
  * A new engine for pairs at or above min_similarity (0 < min_similarity <= 1, else
  * SIMHASH_INVALID_ARGUMENT), shingling and verifying on up to `threads` threads (at most

@@ -22,7 +22,7 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
-#include "capi/pairs_capi.h"
+#include "capi/similar_pairs_capi.h"
 #include "capi/similarity_capi.h"
 #include "pg/options_pg.h"
 #include "pg/similarity.h"
@@ -386,40 +386,28 @@ simhash_lsh_set(PG_FUNCTION_ARGS)
 	PG_RETURN_ARRAYTYPE_P(simhash_int8_array(keys, n));
 }
 
-/*
- * The calibration (bench/eval_natural.cpp, on natural near duplicates: paragraphs of man
- * pages in five languages and of copyright files; see the calibration in docs/verified.md). From
- * SIMHASH_LSH_MIN_SIMILARITY = 0.7, the pairs sharing an LSH key hold at least 99 % of the
- * pairs at or above the threshold in every collection, with about 2 candidates per row.
- * Below, the fingerprints and radii whose candidate pairs hold at least 97 % of them (96.4 %
- * at 0.5 in the weakest collection: no choice within k <= 16, what simhash_pairs serves,
- * does better), with the fewest candidates; the candidates of two recipes are joined.
- */
-static const struct
-{
-	double		from;
-	int			count;
-	SimhashRecipe recipes[2];
-}			calibration[] = {
-	{SIMHASH_LSH_MIN_SIMILARITY, 1, {{true, SIMHASH_TOKENIZER_CHAR, SIMHASH_SIMILARITY_SHINGLE, -1}}},
-	{0.6, 2, {{false, SIMHASH_TOKENIZER_WORD, 1, 14}, {false, SIMHASH_TOKENIZER_CHAR, 3, 14}}},
-	{0.0, 2, {{false, SIMHASH_TOKENIZER_WORD, 1, SIMHASH_MAX_PAIR_DISTANCE}, {false, SIMHASH_TOKENIZER_CHAR, 3, SIMHASH_MAX_PAIR_DISTANCE}}},
-};
-
 int
-simhash_similar_recipes_for(double t, const SimhashRecipe **recipes)
+simhash_similar_recipes_for(double t, SimhashRecipe *recipes)
 {
+	simhash_similar_recipe out[SIMHASH_MAX_RECIPES];
+	size_t		count;
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+
 	if (!(t > 0 && t <= 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("simhash: min_similarity must be in (0, 1], got %s",
 						DatumGetCString(DirectFunctionCall1(float8out, Float8GetDatum(t))))));
-	for (int i = 0;; i++)
-		if (t >= calibration[i].from)
-		{
-			*recipes = calibration[i].recipes;
-			return calibration[i].count;
-		}
+	simhash_check_status(simhash_similar_recipe_list(t, out, SIMHASH_MAX_RECIPES, &count, errbuf,
+													 sizeof(errbuf)), errbuf);
+	for (size_t i = 0; i < count; i++)
+	{
+		recipes[i].lsh = out[i].lsh != 0;
+		recipes[i].tokenizer = out[i].tokenizer;
+		recipes[i].n = out[i].n;
+		recipes[i].max_distance = out[i].max_distance;
+	}
+	return (int) count;
 }
 
 PG_FUNCTION_INFO_V1(simhash_similar_recipes);
@@ -432,8 +420,8 @@ Datum
 simhash_similar_recipes(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	const SimhashRecipe *recipes;
-	int			count = simhash_similar_recipes_for(PG_GETARG_FLOAT8(0), &recipes);
+	SimhashRecipe recipes[SIMHASH_MAX_RECIPES];
+	int			count = simhash_similar_recipes_for(PG_GETARG_FLOAT8(0), recipes);
 
 	simhash_init_materialized_srf(fcinfo);
 	for (int i = 0; i < count; i++)

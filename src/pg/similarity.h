@@ -43,11 +43,14 @@ typedef struct SimhashRecipe
 	int32		max_distance;
 } SimhashRecipe;
 
+/* At most this many recipes for one threshold. */
+#define SIMHASH_MAX_RECIPES 2
+
 /*
- * The candidate recipes for a similarity threshold t, 0 < t <= 1 (22023 otherwise): the one
- * calibration table, used by simhash_similar_recipes() and so by the SQL functions. Returns
- * how many (1 or 2) and points *recipes at them.
+ * The candidate recipes for a similarity threshold t, 0 < t <= 1 (22023 otherwise), from
+ * the core's calibration table (the one the verified all-pairs engine uses): 1 or 2 of
+ * them into recipes[0..SIMHASH_MAX_RECIPES); returns how many.
  */
-extern int	simhash_similar_recipes_for(double t, const SimhashRecipe **recipes);
+extern int	simhash_similar_recipes_for(double t, SimhashRecipe *recipes);
 
 #endif							/* SIMHASH_PG_SIMILARITY_H */
