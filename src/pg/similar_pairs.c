@@ -40,7 +40,6 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "optimizer/cost.h"
-#include "access/detoast.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "utils/builtins.h"
@@ -141,23 +140,15 @@ free_engine(void *arg)
 	run->engine = NULL;
 }
 
-static void
-check_status(SimilarRun *run, simhash_status status, const char *errbuf)
-{
-	(void) run;
-	if (status != SIMHASH_OK)
-		simhash_raise_status(status, errbuf);
-}
-
 /* Hands the batch to the engine, then notes whether the engine outgrew work_mem. */
 static void
 flush_batch(SimilarRun *run)
 {
-	char		errbuf[256];
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
 	if (run->nbatch > 0)
 	{
-		check_status(run, simhash_similar_add(run->engine, run->ids, run->texts, run->lens,
+		simhash_check_status(simhash_similar_add(run->engine, run->ids, run->texts, run->lens,
 											  run->nbatch, errbuf, sizeof(errbuf)), errbuf);
 		run->nbatch = 0;
 		run->batch_bytes = 0;
@@ -171,7 +162,7 @@ flush_batch(SimilarRun *run)
 
 /* Checks the query's columns: (id bigint/integer/smallint, body text/varchar/char). */
 static void
-check_columns(SimilarRun *run, TupleDesc desc)
+check_columns(TupleDesc desc)
 {
 	Oid			id_type;
 	Oid			body_type;
@@ -192,7 +183,6 @@ check_columns(SimilarRun *run, TupleDesc desc)
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("simhash: the second column of the query (body) must be text, not %s",
 						format_type_be(body_type))));
-	(void) run;
 }
 
 static int64
@@ -209,45 +199,52 @@ id_of(Datum d, Oid type)
 	}
 }
 
-/* Adds one row to the batch (a copy of its text, as text: char(n) without its padding). */
+/* The row's body as text, detoasted once into the row's memory: char(n) without its padding. */
+static text *
+row_body(SimilarRun *run, Datum body, Oid body_type)
+{
+	MemoryContext old = MemoryContextSwitchTo(run->row_cxt);
+	text	   *t = DatumGetTextPP(body);
+
+	if (body_type == BPCHAROID)
+	{
+		int			bytes = VARSIZE_ANY_EXHDR(t);
+
+		while (bytes > 0 && VARDATA_ANY(t)[bytes - 1] == ' ')
+			bytes--;
+		t = cstring_to_text_with_len(VARDATA_ANY(t), bytes);
+	}
+	MemoryContextSwitchTo(old);
+	return t;
+}
+
+/* Adds one row to the batch: a copy of its text (from row_body), in UTF-8. */
 static void
-add_row(SimilarRun *run, int64 id, Datum body, Oid body_type)
+add_row(SimilarRun *run, int64 id, text *t)
 {
 	MemoryContext old;
-	text	   *t;
-	const char *data;
-	int			bytes;
+	int			bytes = VARSIZE_ANY_EXHDR(t);
 	const char *utf8;
 	size_t		len;
 	char	   *copy;
 
-	Size		raw = toast_raw_datum_size(body) - VARHDRSZ;
-
 	/*
 	 * A batch is handed over before it could take the engine past work_mem; a row that
-	 * alone would ends the in-memory search before it is shingled. (Judged by the text's
-	 * size before it is detoasted and copied into the batch's memory, which handing the
-	 * batch over resets.)
+	 * alone would ends the in-memory search before it is shingled.
 	 */
 	if (run->nbatch > 0 &&
-		simhash_similar_memory(run->engine) + (run->batch_bytes + raw) * BYTES_PER_TEXT_BYTE > run->limit)
+		simhash_similar_memory(run->engine) + (run->batch_bytes + bytes) * BYTES_PER_TEXT_BYTE > run->limit)
 		flush_batch(run);
 	if (run->over_limit ||
-		simhash_similar_memory(run->engine) + raw * BYTES_PER_TEXT_BYTE > run->limit)
+		simhash_similar_memory(run->engine) + (Size) bytes * BYTES_PER_TEXT_BYTE > run->limit)
 	{
 		run->over_limit = true;
 		return;
 	}
 
 	old = MemoryContextSwitchTo(run->batch_cxt);
-	t = DatumGetTextPP(body);
-	bytes = VARSIZE_ANY_EXHDR(t);
-	if (body_type == BPCHAROID)
-		while (bytes > 0 && VARDATA_ANY(t)[bytes - 1] == ' ')
-			bytes--;
-	data = VARDATA_ANY(t);
 	/* In UTF-8, converted from the database's encoding where that is another. */
-	utf8 = simhash_bytes_utf8(data, bytes, &len);
+	utf8 = simhash_bytes_utf8(VARDATA_ANY(t), bytes, &len);
 	copy = palloc(len + 1);
 	memcpy(copy, utf8, len);
 	copy[len] = '\0';
@@ -294,29 +291,16 @@ check_query(SimilarRun *run, SPIPlanPtr plan)
 						run->fname)));
 }
 
-/* Keeps a row for the disk-based path: its id, and its body as text (char(n) unpadded). */
+/* Keeps a row for the disk-based path: its id, and its body (from row_body, or NULL). */
 static void
-capture_row(SimilarRun *run, int64 id, Datum body, bool body_null, Oid body_type)
+capture_row(SimilarRun *run, int64 id, text *body)
 {
-	MemoryContext old = MemoryContextSwitchTo(run->row_cxt);
 	Datum		values[2];
-	bool		nulls[2] = {false, body_null};
+	bool		nulls[2] = {false, body == NULL};
 
 	values[0] = Int64GetDatum(id);
-	values[1] = (Datum) 0;
-	if (!body_null)
-	{
-		text	   *t = DatumGetTextPP(body);
-		int			bytes = VARSIZE_ANY_EXHDR(t);
-
-		if (body_type == BPCHAROID)
-			while (bytes > 0 && VARDATA_ANY(t)[bytes - 1] == ' ')
-				bytes--;
-		values[1] = PointerGetDatum(cstring_to_text_with_len(VARDATA_ANY(t), bytes));
-	}
+	values[1] = PointerGetDatum(body);
 	tuplestore_putvalues(run->captured, run->captured_desc, values, nulls);
-	MemoryContextSwitchTo(old);
-	MemoryContextReset(run->row_cxt);
 }
 
 /*
@@ -346,7 +330,7 @@ read_query(SimilarRun *run, const char *query)
 		n = SPI_processed;
 		if (!checked)
 		{
-			check_columns(run, SPI_tuptable->tupdesc);
+			check_columns(SPI_tuptable->tupdesc);
 			id_type = TupleDescAttr(SPI_tuptable->tupdesc, 0)->atttypid;
 			body_type = TupleDescAttr(SPI_tuptable->tupdesc, 1)->atttypid;
 			checked = true;
@@ -358,24 +342,30 @@ read_query(SimilarRun *run, const char *query)
 			bool		body_null;
 			Datum		id = SPI_getbinval(tuple, SPI_tuptable->tupdesc, 1, &id_null);
 			Datum		body = SPI_getbinval(tuple, SPI_tuptable->tupdesc, 2, &body_null);
+			text	   *t;
 
 			if (id_null)
 				ereport(ERROR,
 						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 						 errmsg("simhash: the query returned a NULL id")));
-			capture_row(run, id_of(id, id_type), body, body_null, body_type);
+			t = body_null ? NULL : row_body(run, body, body_type);
+			capture_row(run, id_of(id, id_type), t);
 			if (run->over_limit)
+			{
+				MemoryContextReset(run->row_cxt);
 				continue;
-			if (!body_null)
-				add_row(run, id_of(id, id_type), body, body_type);
+			}
+			if (t != NULL)
+				add_row(run, id_of(id, id_type), t);
 			else
 			{
 				/* Left out, but its id must still be unique. */
-				char		errbuf[256];
+				char		errbuf[SIMHASH_ERRBUF_SIZE];
 
-				check_status(run, simhash_similar_add_id(run->engine, id_of(id, id_type), errbuf,
-														 sizeof(errbuf)), errbuf);
+				simhash_check_status(simhash_similar_add_id(run->engine, id_of(id, id_type), errbuf,
+															sizeof(errbuf)), errbuf);
 			}
+			MemoryContextReset(run->row_cxt);
 			if (run->over_limit)
 			{
 				/* From here on the rows are only kept: give back the engine's memory. */
@@ -400,11 +390,11 @@ read_query(SimilarRun *run, const char *query)
 static void
 check_ids(SimilarRun *run)
 {
-	char		errbuf[256];
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
 	int32		found;
 	int64		duplicate;
 
-	check_status(run, simhash_similar_duplicate_id(run->engine, &found, &duplicate, errbuf,
+	simhash_check_status(simhash_similar_duplicate_id(run->engine, &found, &duplicate, errbuf,
 												   sizeof(errbuf)), errbuf);
 	if (found)
 		ereport(ERROR,
@@ -429,14 +419,14 @@ static void
 output_pairs(SimilarRun *run, ReturnSetInfo *rsinfo)
 {
 	simhash_similar_pair *buf = palloc(sizeof(simhash_similar_pair) * PAIRS_BATCH);
-	char		errbuf[256];
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
 	for (;;)
 	{
 		size_t		count;
 		int32		finished;
 
-		check_status(run, simhash_similar_next(run->engine, buf, PAIRS_BATCH, VERIFY_WORK, &count,
+		simhash_check_status(simhash_similar_next(run->engine, buf, PAIRS_BATCH, VERIFY_WORK, &count,
 											   &finished, errbuf, sizeof(errbuf)), errbuf);
 		for (size_t i = 0; i < count; i++)
 			put_result(rsinfo, buf[i].id1, buf[i].id2, buf[i].similarity);
@@ -453,13 +443,13 @@ static void
 output_clusters(SimilarRun *run, ReturnSetInfo *rsinfo)
 {
 	simhash_similar_cluster_row *buf = palloc(sizeof(simhash_similar_cluster_row) * PAIRS_BATCH);
-	char		errbuf[256];
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
 	int32		finished = 0;
 	uint64		rows = 0;
 
 	while (!finished)
 	{
-		check_status(run, simhash_similar_cluster_step(run->engine, VERIFY_WORK, &finished, &rows,
+		simhash_check_status(simhash_similar_cluster_step(run->engine, VERIFY_WORK, &finished, &rows,
 													   errbuf, sizeof(errbuf)), errbuf);
 		CHECK_FOR_INTERRUPTS();
 		report_progress(run);
@@ -468,7 +458,7 @@ output_clusters(SimilarRun *run, ReturnSetInfo *rsinfo)
 	{
 		size_t		count;
 
-		check_status(run, simhash_similar_cluster_rows(run->engine, first, buf, PAIRS_BATCH, &count,
+		simhash_check_status(simhash_similar_cluster_rows(run->engine, first, buf, PAIRS_BATCH, &count,
 													   errbuf, sizeof(errbuf)), errbuf);
 		for (size_t i = 0; i < count; i++)
 			put_result(rsinfo, buf[i].id, buf[i].cluster_id, buf[i].similarity);
@@ -580,7 +570,7 @@ similar_pairs_or_clusters(FunctionCallInfo fcinfo, bool clusters)
 	MemoryContext cxt;
 	MemoryContextCallback *callback;
 	SimilarRun *run;
-	char		errbuf[256];
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
 	if (!(t > 0 && t <= 1))
 		ereport(ERROR,
@@ -617,7 +607,7 @@ similar_pairs_or_clusters(FunctionCallInfo fcinfo, bool clusters)
 	callback->func = free_engine;
 	callback->arg = run;
 	MemoryContextRegisterResetCallback(cxt, callback);
-	check_status(run, simhash_similar_create(t, Min(1 + Max(max_parallel_workers_per_gather, 0),
+	simhash_check_status(simhash_similar_create(t, Min(1 + Max(max_parallel_workers_per_gather, 0),
 													simhash_max_threads),
 											 &run->engine, errbuf, sizeof(errbuf)), errbuf);
 
