@@ -51,6 +51,7 @@
 
 #include "capi/similar_pairs_capi.h"
 #include "pg/simhash_pg.h"
+#include "pg/similarity.h"
 
 /* Rows fetched from the cursor at a time, and text bytes handed to the engine at most. */
 #define FETCH_ROWS 2000
@@ -572,11 +573,7 @@ similar_pairs_or_clusters(FunctionCallInfo fcinfo, bool clusters)
 	SimilarRun *run;
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
-	if (!(t > 0 && t <= 1))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("simhash: min_similarity must be in (0, 1], got %s",
-						DatumGetCString(DirectFunctionCall1(float8out, Float8GetDatum(t))))));
+	simhash_check_min_similarity(t);
 	simhash_init_materialized_srf(fcinfo);
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash similar pairs",

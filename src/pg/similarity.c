@@ -386,6 +386,16 @@ simhash_lsh_set(PG_FUNCTION_ARGS)
 	PG_RETURN_ARRAYTYPE_P(simhash_int8_array(keys, n));
 }
 
+void
+simhash_check_min_similarity(double t)
+{
+	if (!(t > 0 && t <= 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash: min_similarity must be in (0, 1], got %s",
+						DatumGetCString(DirectFunctionCall1(float8out, Float8GetDatum(t))))));
+}
+
 int
 simhash_similar_recipes_for(double t, SimhashRecipe *recipes)
 {
@@ -393,11 +403,7 @@ simhash_similar_recipes_for(double t, SimhashRecipe *recipes)
 	size_t		count;
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
-	if (!(t > 0 && t <= 1))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("simhash: min_similarity must be in (0, 1], got %s",
-						DatumGetCString(DirectFunctionCall1(float8out, Float8GetDatum(t))))));
+	simhash_check_min_similarity(t);
 	simhash_check_status(simhash_similar_recipe_list(t, out, SIMHASH_MAX_RECIPES, &count, errbuf,
 													 sizeof(errbuf)), errbuf);
 	for (size_t i = 0; i < count; i++)

@@ -43,6 +43,9 @@ typedef struct SimhashRecipe
 	int32		max_distance;
 } SimhashRecipe;
 
+/* Raises 22023 unless 0 < t <= 1: the thresholds of the verified all-pairs functions. */
+extern void simhash_check_min_similarity(double t);
+
 /* At most this many recipes for one threshold. */
 #define SIMHASH_MAX_RECIPES 2
 
