@@ -165,7 +165,7 @@ std::size_t SimilarPairs::memory_bytes() const noexcept {
          band_entries_.capacity() * 16 + rep_fps_.capacity() * 8 + finder_workspace_.capacity() * 8 + finder_pairs_.capacity() * 12 +
          candidates_.capacity() * 8 + verified_pairs_.capacity() * 16 + parent_.capacity() * 4 +
          best_.capacity() * 8 + ext_size_.capacity() * 4 + ext_offset_.capacity() * 8 +
-         digest2_.capacity() * 8 + loads_.capacity() * sizeof(SetLoad) + arena_.capacity() * 8 +
+         digest2_.capacity() * 8 + loads_.capacity() * sizeof(SetLoad) + arena_cap_ * 8 +
          where_.capacity() * 8;
 }
 
@@ -511,8 +511,13 @@ bool SimilarPairs::next_set_pairs(std::size_t work) {
     }
     if (external_ && !loads_.empty()) {
       // The caller reads the batch's records, in the store's order, into the arena.
-      arena_.resize(arena_words_);
-      for (SetLoad& l : loads_) l.dest = arena_.data() + where_[l.group];
+      if (arena_cap_ < arena_words_) {
+        arena_.reset();
+        arena_cap_ = 0;
+        arena_.reset(new std::uint64_t[arena_words_]);
+        arena_cap_ = arena_words_;
+      }
+      for (SetLoad& l : loads_) l.dest = arena_.get() + where_[l.group];
       std::sort(loads_.begin(), loads_.end(),
                 [](const SetLoad& x, const SetLoad& y) { return x.offset < y.offset; });
       need_ = Need::Sets;
@@ -526,7 +531,10 @@ bool SimilarPairs::next_set_pairs(std::size_t work) {
     for (const SetLoad& l : loads_) where_[l.group] = kNowhere;
     loads_.clear();
     arena_words_ = 0;
-    if (arena_.capacity() > 2 * (record_budget_ / 8) + 1024) arena_ = {};
+    if (arena_cap_ > 2 * (record_budget_ / 8) + 1024) {
+      arena_.reset();
+      arena_cap_ = 0;
+    }
   }
   return true;
 }
@@ -636,9 +644,10 @@ std::size_t SimilarPairs::export_keys(int band, std::int64_t* buf, std::size_t c
 void SimilarPairs::export_done() {
   if (!external_ || export_group_ != groups()) throw std::logic_error("records not all exported");
   export_base_ = static_cast<std::uint32_t>(groups());
-  set_hashes_.clear();
-  set_offsets_.assign(1, 0);
-  keys_.clear();
+  // Freed, not cleared: at the switch they held up to work_mem; a batch's are small.
+  set_hashes_ = {};
+  set_offsets_ = {0};
+  keys_ = {};
   export_pos_ = 0;
   export_band_ = -1;
 }

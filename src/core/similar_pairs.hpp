@@ -25,6 +25,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -186,7 +187,7 @@ class SimilarPairs {
   }
   // External mode: a record's words (the set's size, the LSH keys, then the set).
   std::size_t record_words(std::uint32_t s) const noexcept;
-  const std::uint64_t* record_of(std::uint32_t s) const noexcept { return arena_.data() + where_[s]; }
+  const std::uint64_t* record_of(std::uint32_t s) const noexcept { return arena_.get() + where_[s]; }
   void add_group_external(std::uint64_t digest2, std::size_t size);
   bool gather_external_loads();
 
@@ -252,7 +253,8 @@ class SimilarPairs {
   std::size_t record_budget_ = std::size_t{1} << 26;
   // A batch's records: loads_, and where each loaded group starts in arena_ (kNowhere if not).
   std::vector<SetLoad> loads_;
-  std::vector<std::uint64_t> arena_;
+  std::unique_ptr<std::uint64_t[]> arena_;  // left uninitialized: the caller fills it
+  std::size_t arena_cap_ = 0;               // words
   std::vector<std::uint64_t> where_;
   std::uint64_t arena_words_ = 0;
   bool loaded_ = false;      // candidates_ gathered, their records loaded (or in memory)

@@ -104,6 +104,7 @@ typedef struct SimilarRun
 	TimestampTz last_report;
 	uint64		rows_read;
 	uint64		results;
+	Size		peak_memory;	/* the engine's, at most, as seen between calls */
 
 	/* The batch being collected. */
 	int64	   *ids;
@@ -212,6 +213,16 @@ go_external(SimilarRun *run)
 	export_all(run);
 }
 
+/* Notes the engine's memory for the DEBUG1 summary. */
+static void
+note_memory(SimilarRun *run)
+{
+	Size		m = simhash_similar_memory(run->engine);
+
+	if (m > run->peak_memory)
+		run->peak_memory = m;
+}
+
 /* Hands the batch to the engine; past work_mem, the engine goes external. */
 static void
 flush_batch(SimilarRun *run)
@@ -226,6 +237,7 @@ flush_batch(SimilarRun *run)
 		run->batch_bytes = 0;
 		MemoryContextReset(run->batch_cxt);
 	}
+	note_memory(run);
 	if (!run->external && simhash_similar_memory(run->engine) > run->limit)
 		go_external(run);
 	else if (run->external)
@@ -537,6 +549,7 @@ output_pairs(SimilarRun *run, ReturnSetInfo *rsinfo)
 		for (size_t i = 0; i < count; i++)
 			put_result(rsinfo, buf[i].id1, buf[i].id2, buf[i].similarity);
 		run->results += count;
+		note_memory(run);
 		if (finished)
 			break;
 		serve_engine(run);
@@ -558,6 +571,7 @@ output_clusters(SimilarRun *run, ReturnSetInfo *rsinfo)
 	{
 		simhash_check_status(simhash_similar_cluster_step(run->engine, VERIFY_WORK, &finished, &rows,
 													   errbuf, sizeof(errbuf)), errbuf);
+		note_memory(run);
 		if (!finished)
 			serve_engine(run);
 		CHECK_FOR_INTERRUPTS();
@@ -637,6 +651,21 @@ similar_pairs_or_clusters(FunctionCallInfo fcinfo, bool clusters)
 		output_clusters(run, rsinfo);
 	else
 		output_pairs(run, rsinfo);
+	{
+		int32		external;
+		uint64		record_bytes;
+		uint64		rows;
+		uint64		groups;
+
+		simhash_similar_external_state(run->engine, &external, &record_bytes, NULL);
+		simhash_similar_counts(run->engine, &rows, &groups);
+		ereport(DEBUG1,
+				(errmsg("%s: %llu rows, %llu distinct shingle sets, %llu results; engine memory at most %zu kB%s, records file %llu kB",
+						run->fname, (unsigned long long) rows, (unsigned long long) groups,
+						(unsigned long long) run->results, run->peak_memory / 1024,
+						external ? " (external)" : " (in memory)",
+						(unsigned long long) (record_bytes / 1024))));
+	}
 	close_files(run);
 	SPI_finish();
 	MemoryContextDelete(cxt);
