@@ -5,7 +5,8 @@
 # Prints a markdown table of medians with the ratios.
 #
 # Usage: bench/bench_similar_engine.sh [--corpus DIR] [--docs N] [--family F]
-#                                      [--threshold T] [--rounds N] [--work-mem SIZE] [--disk]
+#                                      [--threshold T] [--rounds N] [--work-mem SIZE]
+#                                      [--spill SIZE[,SIZE...]] [--threads LIST] [--what LIST]
 #   --corpus     a corpus made by scripts/make_corpus.sh (default /tmp/simhash-corpus; made
 #                there when missing)
 #   --docs       rows (default 64000): families of F rows, each a real paragraph (the
@@ -17,7 +18,11 @@
 #   --threshold  min_similarity (default 0.8)
 #   --rounds     runs of each measurement, the median is printed (default 3)
 #   --work-mem   work_mem of the measured sessions (default 4GB: the engine in memory)
-#   --disk       also time the disk-based path (work_mem 4MB), once
+#   --spill      also time both functions (2 threads) with these smaller work_mem
+#                settings, where the engine goes external (shingle sets in temporary files),
+#                printing the engine's peak memory (its DEBUG1 summary) and the files' size
+#   --threads    thread counts of the in-memory measurements (default "1,2")
+#   --what       functions measured (default "pairs,clusters")
 #   --save FILE  keep the rows (COPY text format), to run build/similar_reference on alone
 #
 # Conditions: one backend, no JIT, shared_buffers 1GB; max_parallel_workers_per_gather 0
@@ -37,7 +42,9 @@ family=5
 threshold=0.8
 rounds=3
 work_mem=4GB
-disk=0
+spill=
+threads_list="1,2"
+what_list="pairs,clusters"
 save=
 while [[ $# -gt 0 ]]; do
     case $1 in
@@ -47,7 +54,9 @@ while [[ $# -gt 0 ]]; do
         --threshold) threshold=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
         --work-mem) work_mem=$2; shift 2 ;;
-        --disk) disk=1; shift ;;
+        --spill) spill=$2; shift 2 ;;
+        --threads) threads_list=$2; shift 2 ;;
+        --what) what_list=$2; shift 2 ;;
         --save) save=$2; shift 2 ;;
         -h | --help) sed -n '2,/^set -euo/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
@@ -123,11 +132,11 @@ printf '\n%s rows (families of %s), %s MB, min_similarity %s, work_mem %s, media
     "${rows}" "${family}" "${mbytes}" "${threshold}" "${work_mem}" "${rounds}"
 printf '| what | threads | rows returned | time | ratio to the reference | ratio to count(md5(body)) |\n|---|---|---|---|---|---|\n'
 printf '| `count(md5(body))` | 1 | | %.0f ms | | 1 |\n' "${md5_ms}"
-for what in pairs clusters; do
+for what in ${what_list//,/ }; do
     fn=simhash_similar_${what}
     extra=()
     [[ ${what} == clusters ]] && extra=(--clusters)
-    for threads in 1 2; do
+    for threads in ${threads_list//,/ }; do
         reference_run --threads "${threads}" "${extra[@]}"
         printf '| reference program, %s | %s | %s | %.2f s (peak %s MB) | 1 | %.1f |\n' "${what}" "${threads}" \
             "${REF_N}" "${REF_S}" "${REF_MB}" "$(awk -v s="${REF_S}" -v b="${md5_ms}" 'BEGIN { print s * 1000 / b }')"
@@ -140,12 +149,32 @@ for what in pairs clusters; do
             "$(awk -v m="${MEDIAN_MS}" -v b="${md5_ms}" 'BEGIN { print m / b }')"
     done
 done
-if [[ ${disk} -eq 1 ]]; then
-    measure "SET work_mem = '4MB'; SET max_parallel_workers_per_gather = 0" \
-        "SELECT count(*) FROM simhash_similar_pairs('SELECT id, body FROM docs', ${threshold})" 1
-    printf '| `simhash_similar_pairs`, disk-based path (work_mem 4MB) | 1 | %s | %.2f s | | %.1f |\n' "${RESULT}" \
-        "$(awk -v m="${MEDIAN_MS}" 'BEGIN { print m / 1000 }')" \
-        "$(awk -v m="${MEDIAN_MS}" -v b="${md5_ms}" 'BEGIN { print m / b }')"
+# The engine's DEBUG1 summary of a call: its peak memory and the records file (kB).
+engine_summary() {
+    psql -X -At -c "SET work_mem = '$1'" -c "SET max_parallel_workers_per_gather = 1" \
+        -c "SET client_min_messages = debug1" -c "SELECT count(*) FROM $2('SELECT id, body FROM docs', ${threshold})" 2>&1 |
+        sed -n 's/.*engine memory at most \([0-9]*\) kB.*records file \([0-9]*\) kB.*/\1 \2/p' | tail -n 1
+}
+if [[ -n ${spill} ]]; then
+    printf '\nExternal mode (work_mem below the in-memory need; 2 threads):\n\n'
+    printf '| what | work_mem | rows returned | time | ratio to the in-memory reference (2 threads) | ratio to count(md5(body)) | engine peak | records file |\n|---|---|---|---|---|---|---|---|\n'
+    for wm in ${spill//,/ }; do
+        for what in ${what_list//,/ }; do
+            fn=simhash_similar_${what}
+            extra=()
+            [[ ${what} == clusters ]] && extra=(--clusters)
+            reference_run --threads 2 "${extra[@]}"
+            measure "SET work_mem = '${wm}'; SET max_parallel_workers_per_gather = 1" \
+                "SELECT count(*) FROM ${fn}('SELECT id, body FROM docs', ${threshold})"
+            [[ ${RESULT} == "${REF_N}" ]] || log "WARNING: ${fn} at work_mem ${wm} returned ${RESULT} rows, the reference ${REF_N}"
+            read -r peak_kb file_kb < <(engine_summary "${wm}" "${fn}")
+            printf '| `%s` | %s | %s | %.2f s | %.2f | %.1f | %.0f MB | %.0f MB |\n' "${fn}" "${wm}" "${RESULT}" \
+                "$(awk -v m="${MEDIAN_MS}" 'BEGIN { print m / 1000 }')" \
+                "$(awk -v m="${MEDIAN_MS}" -v r="${REF_S}" 'BEGIN { print m / 1000 / r }')" \
+                "$(awk -v m="${MEDIAN_MS}" -v b="${md5_ms}" 'BEGIN { print m / b }')" \
+                "$(awk -v k="${peak_kb:-0}" 'BEGIN { print k / 1024 }')" "$(awk -v k="${file_kb:-0}" 'BEGIN { print k / 1024 }')"
+        done
+    done
 fi
 pairs_per_row=$(psql -X -At -c "SET work_mem = '${work_mem}'" -c \
     "SELECT round(count(*)::numeric / (SELECT count(*) FROM docs), 2) FROM simhash_similar_pairs('SELECT id, body FROM docs', ${threshold})" | tail -n 1)

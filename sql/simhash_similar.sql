@@ -237,9 +237,9 @@ SELECT (SELECT count(*) FROM simhash_similar_pairs('SELECT id, body FROM sim_doc
        (SELECT count(*) FROM simhash_similar_clusters('SELECT id, body FROM sim_docs -- all of them', 0.8)) =
        (SELECT count(*) FROM simhash_similar_clusters('SELECT id, body FROM sim_docs', 0.8)) AS same_clusters;
 
--- Past work_mem the disk-based path runs the query again and gives the same answers, at
--- every threshold; in memory no temporary table is made, so a read-only transaction works
--- (and the disk-based path, which makes them, is refused there: that shows it ran).
+-- Past work_mem the shingle sets go on in temporary files (the engine's external mode),
+-- with the same answers at every threshold (LSH from 0.7, fingerprints below); temporary
+-- files, not tables, so a read-only transaction works either way.
 CREATE TEMP TABLE sim_mem_pairs AS
 SELECT v.t, p.* FROM (VALUES (0.5), (0.7), (0.8), (0.95)) v (t),
      LATERAL simhash_similar_pairs('SELECT id, body FROM sim_docs', v.t) p;
@@ -248,20 +248,22 @@ SELECT * FROM simhash_similar_clusters('SELECT id, body FROM sim_docs', 0.8);
 SET work_mem = '64kB';
 SELECT count(*) AS pairs,
        (SELECT count(*) FROM sim_mem_pairs) AS in_memory,
-       count(*) FILTER (WHERE m.id1 IS NULL) AS only_on_disk
+       count(*) FILTER (WHERE m.id1 IS NULL) AS only_spilled
 FROM (SELECT v.t, p.* FROM (VALUES (0.5), (0.7), (0.8), (0.95)) v (t),
            LATERAL simhash_similar_pairs('SELECT id, body FROM sim_docs', v.t) p) d
 LEFT JOIN sim_mem_pairs m ON m.t = d.t AND m.id1 = d.id1 AND m.id2 = d.id2 AND m.similarity = d.similarity;
-SELECT count(*) AS rows, count(*) FILTER (WHERE m.id IS NULL) AS only_on_disk
+SELECT count(*) AS rows, count(*) FILTER (WHERE m.id IS NULL) AS only_spilled
 FROM simhash_similar_clusters('SELECT id, body FROM sim_docs', 0.8) d
 LEFT JOIN sim_mem_clusters m ON m.id = d.id AND m.cluster_id = d.cluster_id AND m.similarity = d.similarity;
 BEGIN READ ONLY;
-SELECT count(*) AS on_disk FROM simhash_similar_pairs('SELECT id, body FROM sim_docs', 0.8);
+SELECT count(*) AS spilled FROM simhash_similar_pairs('SELECT id, body FROM sim_docs', 0.8);
+SELECT count(*) AS spilled FROM simhash_similar_clusters('SELECT id, body FROM sim_docs', 0.8);
 ROLLBACK;
--- The query runs once on either path: the disk-based path goes on from the rows read, in
--- a temporary table, and never parses the query again. A function with a side effect runs
--- once a row; and a query that turns standard_conforming_strings off while it runs, so
--- that its text would parse as more statements a second time, runs as the one SELECT it is.
+-- The query runs once, also when the engine goes external while reading it. A function
+-- with a side effect runs once a row; and a query that turns standard_conforming_strings
+-- off while it runs, so that its text would parse as more statements a second time, runs
+-- as the one SELECT it is.
+SET work_mem = '64kB';
 CREATE TEMP TABLE sim_calls (id bigint);
 CREATE FUNCTION pg_temp.sim_log(i bigint) RETURNS bigint LANGUAGE sql VOLATILE
     AS 'INSERT INTO sim_calls VALUES (i) RETURNING i';
@@ -273,15 +275,27 @@ SELECT is_called AS injected_statement_ran FROM sim_seq;
 SHOW standard_conforming_strings;
 DROP SEQUENCE sim_seq;
 DROP TABLE sim_calls;
--- Batches handed over as work_mem comes near, then the disk-based path, on 5,000 rows of
--- 660 bytes (500 texts, 10 copies each): the same pairs as in memory.
+RESET work_mem;
+-- Batches handed over as work_mem comes near, then external, on 5,000 rows of 660 bytes
+-- (500 texts, 10 copies each, grouped as identical in memory and in the files alike): the
+-- same pairs as in memory, also with records loaded a few at a time (64kB).
 CREATE TEMP TABLE sim_md5 AS
 SELECT i AS id, (SELECT string_agg(md5((i % 500 * 1000 + j)::text), ' ') FROM generate_series(1, 20) j) AS body
 FROM generate_series(1, 5000) i;
 SET work_mem = '4MB';
 SELECT count(*) AS pairs, sum(id1 + id2) AS ids FROM simhash_similar_pairs('SELECT id, body FROM sim_md5', 0.8);
+SET work_mem = '64kB';
+SELECT pg_stat_force_next_flush();
+SELECT temp_files AS temp_files_before FROM pg_stat_database WHERE datname = current_database() \gset
+SELECT count(*) AS pairs, sum(id1 + id2) AS ids FROM simhash_similar_pairs('SELECT id, body FROM sim_md5', 0.8);
+SELECT count(*) AS rows, count(DISTINCT cluster_id) AS clusters FROM simhash_similar_clusters('SELECT id, body FROM sim_md5', 0.8);
+-- (external mode used temporary files: a records file and one a band, for each call)
+SELECT pg_stat_force_next_flush();
+SELECT pg_stat_clear_snapshot();
+SELECT temp_files - :temp_files_before >= 42 AS went_external FROM pg_stat_database WHERE datname = current_database();
 SET work_mem = '1GB';
 SELECT count(*) AS pairs, sum(id1 + id2) AS ids FROM simhash_similar_pairs('SELECT id, body FROM sim_md5', 0.8);
+SELECT count(*) AS rows, count(DISTINCT cluster_id) AS clusters FROM simhash_similar_clusters('SELECT id, body FROM sim_md5', 0.8);
 DROP TABLE sim_md5;
 RESET work_mem;
 BEGIN READ ONLY;
@@ -297,6 +311,9 @@ SET work_mem = '1GB';
 SET statement_timeout = '1s';
 SELECT count(*) FROM simhash_similar_pairs('SELECT i, ''the same text in every row'' FROM generate_series(1, 30000) i', 0.8);
 SELECT count(*) FROM simhash_similar_clusters('SELECT i, ''permission is hereby granted free of charge to any person obtaining a copy '' || i FROM generate_series(1, 30000) i', 0.8);
+-- and so are they in external mode, where a batch waits for its records from the files
+SET work_mem = '64kB';
+SELECT count(*) FROM simhash_similar_pairs('SELECT i, ''permission is hereby granted free of charge to any person obtaining a copy '' || i FROM generate_series(1, 30000) i', 0.8);
 RESET statement_timeout;
 RESET work_mem;
 SELECT count(*) AS pairs FROM simhash_similar_pairs('SELECT id, body FROM sim_docs', 0.8);
@@ -314,13 +331,15 @@ SELECT * FROM simhash_similar_pairs('SELECT NULL::bigint, body FROM sim_docs', 0
 SELECT * FROM simhash_similar_pairs('SELECT 1, body FROM sim_docs', 0.8);
 SELECT * FROM simhash_similar_pairs('SELECT id FROM sim_docs', 0.8);
 -- an id is unique among every row, those with a NULL body or no character included, in
--- memory as on disk
+-- memory as in external mode
 SELECT * FROM simhash_similar_pairs('VALUES (1, ''hello world foo''), (2, ''hello world foo''), (1, NULL)', 0.8);
 SELECT * FROM simhash_similar_pairs('VALUES (1, ''hello world foo''), (2, ''hello world foo''), (1, ''!!!'')', 0.8);
-SELECT * FROM simhash_similar_pairs_disk('VALUES (1, ''hello world foo''), (2, ''hello world foo''), (1, NULL)', 0.8);
+SET work_mem = '64kB';
+SELECT * FROM simhash_similar_pairs('VALUES (1, ''hello world foo''), (2, ''hello world foo''), (1, NULL)', 0.8);
+RESET work_mem;
 SELECT * FROM simhash_similar_clusters('SELECT id, body FROM sim_docs', -1);
--- Only a SELECT that changes nothing: past work_mem the query runs a second time, as a
--- subquery of the disk-based path, so both paths take the same queries.
+-- Only a SELECT that changes nothing: what the functions are for (read once, through a
+-- cursor).
 SELECT * FROM simhash_similar_pairs('WITH d AS (DELETE FROM sim_docs WHERE id < 0 RETURNING id, body) SELECT * FROM d', 0.8);
 BEGIN;
 DECLARE sim_cursor CURSOR FOR SELECT id, body FROM sim_docs;

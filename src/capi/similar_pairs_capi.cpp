@@ -31,6 +31,13 @@ static_assert(sizeof(simhash_similar_cluster_row) == sizeof(simhash::SimilarClus
                       offsetof(simhash::SimilarClusterRow, similarity),
               "simhash_similar_cluster_row must match simhash::SimilarClusterRow");
 
+static_assert(sizeof(simhash_similar_load) == sizeof(simhash::SimilarPairs::SetLoad) &&
+                  offsetof(simhash_similar_load, dest) ==
+                      offsetof(simhash::SimilarPairs::SetLoad, dest) &&
+                  offsetof(simhash_similar_load, group) ==
+                      offsetof(simhash::SimilarPairs::SetLoad, group),
+              "simhash_similar_load must match simhash::SimilarPairs::SetLoad");
+
 simhash_similar* checked(simhash_similar* e) {
   if (e == nullptr) throw std::invalid_argument("null engine");
   return e;
@@ -158,6 +165,86 @@ simhash_status simhash_similar_cluster_rows(const simhash_similar* engine, uint6
       out[n] = simhash_similar_cluster_row{rows[i].id, rows[i].cluster_id, rows[i].similarity};
     }
     *count = n;
+    return SIMHASH_OK;
+  });
+}
+
+simhash_status simhash_similar_go_external(simhash_similar* engine, std::size_t record_budget,
+                                           char* errbuf, std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    auto& e = checked(engine)->engine;
+    e.set_record_budget(record_budget);
+    e.go_external();
+    return SIMHASH_OK;
+  });
+}
+
+simhash_status simhash_similar_export_records(simhash_similar* engine, unsigned char* buf,
+                                              std::size_t cap, std::size_t* written, char* errbuf,
+                                              std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (written == nullptr) throw std::invalid_argument("null argument");
+    *written = checked(engine)->engine.export_records(buf, cap);
+    return SIMHASH_OK;
+  });
+}
+
+simhash_status simhash_similar_export_keys(simhash_similar* engine, int32_t band, int64_t* buf,
+                                           std::size_t cap, std::size_t* written, char* errbuf,
+                                           std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (written == nullptr) throw std::invalid_argument("null argument");
+    *written = checked(engine)->engine.export_keys(band, buf, cap);
+    return SIMHASH_OK;
+  });
+}
+
+simhash_status simhash_similar_export_done(simhash_similar* engine, char* errbuf,
+                                           std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    checked(engine)->engine.export_done();
+    return SIMHASH_OK;
+  });
+}
+
+void simhash_similar_external_state(const simhash_similar* engine, int32_t* external,
+                                    uint64_t* record_bytes, int32_t* bands) noexcept {
+  if (external != nullptr) *external = engine != nullptr && engine->engine.external();
+  if (record_bytes != nullptr) *record_bytes = engine == nullptr ? 0 : engine->engine.record_bytes();
+  if (bands != nullptr) *bands = engine == nullptr ? 0 : engine->engine.lsh_bands();
+}
+
+void simhash_similar_need(const simhash_similar* engine, int32_t* need, int32_t* band) noexcept {
+  if (need != nullptr) *need = engine == nullptr ? 0 : static_cast<int32_t>(engine->engine.need());
+  if (band != nullptr) *band = engine == nullptr ? 0 : engine->engine.need_band();
+}
+
+simhash_status simhash_similar_provide_band_keys(simhash_similar* engine, const int64_t* keys,
+                                                 std::size_t n, char* errbuf,
+                                                 std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (keys == nullptr && n > 0) throw std::invalid_argument("null argument");
+    checked(engine)->engine.provide_band_keys(keys, n);
+    return SIMHASH_OK;
+  });
+}
+
+void simhash_similar_loads(const simhash_similar* engine, const simhash_similar_load** loads,
+                           std::size_t* n) noexcept {
+  if (engine == nullptr) {
+    if (loads != nullptr) *loads = nullptr;
+    if (n != nullptr) *n = 0;
+    return;
+  }
+  const auto& l = engine->engine.sets_needed();
+  if (loads != nullptr) *loads = reinterpret_cast<const simhash_similar_load*>(l.data());
+  if (n != nullptr) *n = l.size();
+}
+
+simhash_status simhash_similar_sets_loaded(simhash_similar* engine, char* errbuf,
+                                           std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    checked(engine)->engine.sets_loaded();
     return SIMHASH_OK;
   });
 }

@@ -109,6 +109,59 @@ simhash_status simhash_similar_cluster_rows(const simhash_similar *engine, uint6
                                             size_t *count, char *errbuf,
                                             size_t errcap) SIMHASH_NOEXCEPT;
 
+/*
+ * External mode (simhash::SimilarPairs, "External mode"): the shingle sets and LSH keys in
+ * the caller's temporary files, for inputs whose sets outgrow its memory.
+ *
+ * simhash_similar_go_external() switches (while adding; every set so far included), with
+ * `record_budget` bytes of records loaded for one batch of candidates at most (a batch
+ * always holds one candidate's two). After each add, the caller drains the new records
+ * with simhash_similar_export_records() (whole 8-byte words: cap a multiple of 8) into the
+ * end of its record file, each band's new keys with simhash_similar_export_keys() into the
+ * end of that band's file, then calls simhash_similar_export_done().
+ *
+ * During simhash_similar_next() / _cluster_step(), simhash_similar_need() says what the
+ * engine waits for: SIMHASH_SIMILAR_NEED_BAND_KEYS (read band *band's file from its start,
+ * handing its keys over with simhash_similar_provide_band_keys() until the need changes) or
+ * SIMHASH_SIMILAR_NEED_SETS (read each of simhash_similar_loads()' ranges of the record file
+ * into its dest, then call simhash_similar_sets_loaded()).
+ */
+#define SIMHASH_SIMILAR_NEED_NONE 0
+#define SIMHASH_SIMILAR_NEED_BAND_KEYS 1
+#define SIMHASH_SIMILAR_NEED_SETS 2
+
+typedef struct simhash_similar_load {
+  uint64_t offset; /* in the record file */
+  uint64_t bytes;
+  void *dest;
+  uint32_t group;
+} simhash_similar_load;
+
+simhash_status simhash_similar_go_external(simhash_similar *engine, size_t record_budget,
+                                           char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+simhash_status simhash_similar_export_records(simhash_similar *engine, unsigned char *buf,
+                                              size_t cap, size_t *written, char *errbuf,
+                                              size_t errcap) SIMHASH_NOEXCEPT;
+/* Band keys of the groups added since the last export_done: *written values. */
+simhash_status simhash_similar_export_keys(simhash_similar *engine, int32_t band, int64_t *buf,
+                                           size_t cap, size_t *written, char *errbuf,
+                                           size_t errcap) SIMHASH_NOEXCEPT;
+simhash_status simhash_similar_export_done(simhash_similar *engine, char *errbuf,
+                                           size_t errcap) SIMHASH_NOEXCEPT;
+/* 0 in memory, 1 external; the record file's size so far; LSH bands (0 below 0.7). */
+void simhash_similar_external_state(const simhash_similar *engine, int32_t *external,
+                                    uint64_t *record_bytes, int32_t *bands) SIMHASH_NOEXCEPT;
+void simhash_similar_need(const simhash_similar *engine, int32_t *need,
+                          int32_t *band) SIMHASH_NOEXCEPT;
+simhash_status simhash_similar_provide_band_keys(simhash_similar *engine, const int64_t *keys,
+                                                 size_t n, char *errbuf,
+                                                 size_t errcap) SIMHASH_NOEXCEPT;
+/* The ranges to read (ascending offsets), valid until simhash_similar_sets_loaded(). */
+void simhash_similar_loads(const simhash_similar *engine, const simhash_similar_load **loads,
+                           size_t *n) SIMHASH_NOEXCEPT;
+simhash_status simhash_similar_sets_loaded(simhash_similar *engine, char *errbuf,
+                                           size_t errcap) SIMHASH_NOEXCEPT;
+
 /* Progress: the candidate stage (a band) being walked, of how many; candidates verified. */
 void simhash_similar_progress(const simhash_similar *engine, int32_t *stage, int32_t *stages,
                               uint64_t *verified) SIMHASH_NOEXCEPT;

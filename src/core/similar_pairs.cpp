@@ -105,6 +105,16 @@ std::uint64_t common_at_least(const std::uint64_t* a, std::size_t na, const std:
   return common;
 }
 
+// A second digest of a set, independent of set_digest (another seed and another chain):
+// in external mode, identical sets are those of equal size and both digests.
+std::uint64_t second_digest(const std::uint64_t* set, std::size_t n) noexcept {
+  std::uint64_t h = mix64(0xA4093822299F31D0ULL + n);
+  for (std::size_t i = 0; i < n; ++i) h = mix64(h + set[i] * 0x9E3779B97F4A7C15ULL) ^ 0x082EFA98EC4E6C89ULL;
+  return mix64(h);
+}
+
+constexpr std::uint64_t kNowhere = ~std::uint64_t{0};
+
 }  // namespace
 
 // The calibration (bench/eval_natural.cpp, on natural near duplicates: paragraphs of man
@@ -154,7 +164,9 @@ std::size_t SimilarPairs::memory_bytes() const noexcept {
          member_ids_.capacity() * 8 + member_offsets_.capacity() * 4 + keys_.capacity() * 8 +
          band_entries_.capacity() * 16 + rep_fps_.capacity() * 8 + finder_workspace_.capacity() * 8 + finder_pairs_.capacity() * 12 +
          candidates_.capacity() * 8 + verified_pairs_.capacity() * 16 + parent_.capacity() * 4 +
-         best_.capacity() * 8;
+         best_.capacity() * 8 + ext_size_.capacity() * 4 + ext_offset_.capacity() * 8 +
+         digest2_.capacity() * 8 + loads_.capacity() * sizeof(SetLoad) + arena_cap_ * 8 +
+         where_.capacity() * 8;
 }
 
 void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, std::size_t n) {
@@ -167,10 +179,14 @@ void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, s
   std::vector<std::int64_t> keys(lsh ? n * kLshBands : 0);
   std::vector<std::uint64_t> fps(n * nrec);
   std::vector<unsigned char> has_fp(n * nrec);
+  std::vector<std::uint64_t> digests(n);
+  std::vector<std::uint64_t> digests2(external_ ? n : 0);
   run_parallel(threads_, n, kMinRowsPerThread, [&](std::size_t, std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
       sets[i] = shingle_set(texts[i]);
       if (sets[i].empty()) continue;
+      digests[i] = set_digest(sets[i].data(), sets[i].size());
+      if (external_) digests2[i] = second_digest(sets[i].data(), sets[i].size());
       if (lsh) {
         const auto k = lsh_keys(sets[i].data(), sets[i].size());
         std::copy(k.begin(), k.end(), keys.begin() + static_cast<std::ptrdiff_t>(i * kLshBands));
@@ -199,7 +215,9 @@ void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, s
     }
     if (row_ids_.size() >= 0xFFFFFFFEULL) throw std::invalid_argument("too many rows for one call");
     // Identical sets share a group; a digest taken by another set is probed further.
-    std::uint64_t digest = set_digest(s.data(), s.size());
+    // (External mode: the same set is the same size and second digest; the set of a group
+    // exported already is no longer here to compare.)
+    std::uint64_t digest = digests[i];
     std::uint32_t group;
     for (;;) {
       auto it = set_of_digest_.find(digest);
@@ -207,6 +225,7 @@ void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, s
         group = static_cast<std::uint32_t>(groups());
         if (groups() >= 0xFFFFFFFEULL) throw std::length_error("too many rows for one call");
         set_of_digest_.emplace(digest, group);
+        if (external_) add_group_external(digests2[i], s.size());
         set_hashes_.insert(set_hashes_.end(), s.begin(), s.end());
         set_offsets_.push_back(set_hashes_.size());
         if (lsh) {
@@ -215,8 +234,9 @@ void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, s
         }
         break;
       }
-      if (set_size(it->second) == s.size() &&
-          std::memcmp(set_data(it->second), s.data(), s.size() * 8) == 0) {
+      if (external_ ? set_size(it->second) == s.size() && digest2_[it->second] == digests2[i]
+                    : set_size(it->second) == s.size() &&
+                          std::memcmp(set_data(it->second), s.data(), s.size() * 8) == 0) {
         group = it->second;
         break;
       }
@@ -245,12 +265,19 @@ std::optional<std::int64_t> SimilarPairs::duplicate_id() {
   return *it;
 }
 
+int SimilarPairs::lsh_bands() const noexcept { return recipes_[0].lsh ? kLshBands : 0; }
+
 int SimilarPairs::stages() const noexcept {
   return recipes_[0].lsh ? kLshBands : 1;
 }
 
 void SimilarPairs::finish_adding() {
   set_of_digest_ = {};
+  if (external_) {
+    if (export_base_ != groups()) throw std::logic_error("records not exported before the search");
+    digest2_ = {};
+    where_.assign(groups(), kNowhere);
+  }
   const std::size_t g = groups();
   const std::size_t n = rows();
   // Members of each group, ascending ids (counting sort by group, then sort each group).
@@ -347,6 +374,7 @@ bool SimilarPairs::gather_candidates(std::size_t work) {
         if (!earlier) {
           candidates_.emplace_back(std::min(a, b), std::max(a, b));
           cost += std::min(set_size(a), set_size(b)) * 2;
+          if (external_ && gather_external_loads()) return true;
         }
         if (cost >= work) return true;
       }
@@ -359,7 +387,20 @@ bool SimilarPairs::gather_candidates(std::size_t work) {
   }
   std::size_t steps = 0;
   while (band_ < kLshBands) {
-    if (!band_ready_) prepare_band();
+    if (!band_ready_) {
+      if (external_ && groups() > 0) {
+        // The band's keys come from the caller's store (provide_band_keys()).
+        if (need_ != Need::BandKeys) {
+          need_ = Need::BandKeys;
+          band_entries_.clear();
+          band_entries_.reserve(groups());
+          band_keys_in_ = 0;
+        }
+        return true;
+      }
+      prepare_band();
+    }
+    batch_band_ = band_;
     const std::size_t g = band_entries_.size();
     bool band_done = false;
     while (steps < work) {
@@ -390,20 +431,24 @@ bool SimilarPairs::gather_candidates(std::size_t work) {
       const std::uint32_t b = band_entries_[run_j_].second;
       ++run_j_;
       ++steps;
-      // Only in the first band the two share.
+      // Only in the first band the two share (external mode: checked once their records,
+      // which hold their keys, are loaded).
       bool earlier = false;
-      for (int e = 0; e < band_ && !earlier; ++e) {
+      for (int e = 0; e < band_ && !earlier && !external_; ++e) {
         earlier = keys_[a * std::size_t{kLshBands} + e] == keys_[b * std::size_t{kLshBands} + e];
       }
       if (!earlier) {
         candidates_.emplace_back(std::min(a, b), std::max(a, b));
         // A candidate costs up to a merge of its two sets.
         steps += std::min(set_size(a), set_size(b)) * 2;
+        if (external_ && gather_external_loads()) return true;
       }
     }
     if (!band_done) return true;
     ++band_;
     band_ready_ = false;
+    // External mode: a batch's candidates come from one band (the rule above needs it).
+    if (external_ && !candidates_.empty()) return true;
   }
   band_entries_ = {};
   return !candidates_.empty();
@@ -417,6 +462,7 @@ void SimilarPairs::verify_candidates() {
   std::vector<std::vector<SetPair>> found(t);
   run_parallel(static_cast<int>(t), n, 0, [&](std::size_t k, std::size_t begin, std::size_t end) {
     auto& out = found[k];
+    const std::size_t skip = recipes_[0].lsh ? kLshBands : 0;
     for (std::size_t c = begin; c < end; ++c) {
       const auto [a, b] = candidates_[c];
       const std::size_t na = set_size(a);
@@ -424,7 +470,22 @@ void SimilarPairs::verify_candidates() {
       if (jaccard_bound(na, nb) < threshold_) continue;
       const std::uint64_t need = common_needed(na, nb, threshold_);
       if (need > std::min(na, nb)) continue;
-      const std::uint64_t common = common_at_least(set_data(a), na, set_data(b), nb, need);
+      const std::uint64_t* da;
+      const std::uint64_t* db;
+      if (external_) {
+        const std::uint64_t* ra = record_of(a);
+        const std::uint64_t* rb = record_of(b);
+        // Only in the first band the two share: their keys are the records' words 1..20.
+        bool earlier = false;
+        for (int e = 0; e < batch_band_ && skip > 0 && !earlier; ++e) earlier = ra[1 + e] == rb[1 + e];
+        if (earlier) continue;
+        da = ra + 1 + skip;
+        db = rb + 1 + skip;
+      } else {
+        da = set_data(a);
+        db = set_data(b);
+      }
+      const std::uint64_t common = common_at_least(da, na, db, nb, need);
       if (common < need) continue;
       const double sim = jaccard_of(common, na, nb);
       if (sim >= threshold_) out.push_back(SetPair{a, b, sim});
@@ -437,14 +498,178 @@ void SimilarPairs::verify_candidates() {
 bool SimilarPairs::next_set_pairs(std::size_t work) {
   if (phase_ == Phase::Adding) finish_adding();
   phase_ = Phase::Candidates;
-  if (!gather_candidates(work)) {
-    verified_pairs_.clear();
-    phase_ = Phase::Done;
-    return false;
-  }
-  verify_candidates();
   expand_pos_ = expand_x_ = expand_y_ = 0;
+  if (!loaded_) {
+    if (!gather_candidates(work)) {
+      verified_pairs_.clear();
+      phase_ = Phase::Done;
+      return false;
+    }
+    if (need_ == Need::BandKeys) {
+      verified_pairs_.clear();
+      return true;
+    }
+    if (external_ && !loads_.empty()) {
+      // The caller reads the batch's records, in the store's order, into the arena.
+      if (arena_cap_ < arena_words_) {
+        arena_.reset();
+        arena_cap_ = 0;
+        arena_.reset(new std::uint64_t[arena_words_]);
+        arena_cap_ = arena_words_;
+      }
+      for (SetLoad& l : loads_) l.dest = arena_.get() + where_[l.group];
+      std::sort(loads_.begin(), loads_.end(),
+                [](const SetLoad& x, const SetLoad& y) { return x.offset < y.offset; });
+      need_ = Need::Sets;
+      verified_pairs_.clear();
+      return true;
+    }
+  }
+  loaded_ = false;
+  verify_candidates();
+  if (external_) {
+    for (const SetLoad& l : loads_) where_[l.group] = kNowhere;
+    loads_.clear();
+    arena_words_ = 0;
+    if (arena_cap_ > 2 * (record_budget_ / 8) + 1024) {
+      arena_.reset();
+      arena_cap_ = 0;
+    }
+  }
   return true;
+}
+
+// External mode: the records candidates_'s last pair needs, marked for loading; true once
+// the batch's records reach the budget.
+bool SimilarPairs::gather_external_loads() {
+  const auto [a, b] = candidates_.back();
+  for (const std::uint32_t x : {a, b}) {
+    if (where_[x] != kNowhere) continue;
+    where_[x] = arena_words_;
+    arena_words_ += record_words(x);
+    loads_.push_back(SetLoad{ext_offset_[x], record_words(x) * 8, nullptr, x});
+  }
+  return arena_words_ * 8 >= record_budget_;
+}
+
+std::size_t SimilarPairs::record_words(std::uint32_t s) const noexcept {
+  return 1 + (recipes_[0].lsh ? std::size_t{kLshBands} : 0) + ext_size_[s];
+}
+
+void SimilarPairs::add_group_external(std::uint64_t digest2, std::size_t size) {
+  ext_size_.push_back(static_cast<std::uint32_t>(size));
+  ext_offset_.push_back(record_end_);
+  digest2_.push_back(digest2);
+  record_end_ += record_words(static_cast<std::uint32_t>(ext_size_.size() - 1)) * 8;
+}
+
+void SimilarPairs::go_external() {
+  if (phase_ != Phase::Adding) throw std::logic_error("go_external after the search began");
+  if (external_) return;
+  const std::size_t g = groups();
+  for (std::size_t s = 0; s < g; ++s) {
+    if (set_size(static_cast<std::uint32_t>(s)) > 0xFFFFFFFFULL) throw std::length_error("set too large");
+  }
+  std::vector<std::uint32_t> sizes(g);
+  std::vector<std::uint64_t> d2(g);
+  for (std::size_t s = 0; s < g; ++s) {
+    sizes[s] = static_cast<std::uint32_t>(set_size(static_cast<std::uint32_t>(s)));
+    d2[s] = second_digest(set_data(static_cast<std::uint32_t>(s)), sizes[s]);
+  }
+  external_ = true;
+  for (std::size_t s = 0; s < g; ++s) add_group_external(d2[s], sizes[s]);
+  export_base_ = 0;
+  export_group_ = 0;
+  export_pos_ = 0;
+  export_band_ = -1;
+}
+
+std::size_t SimilarPairs::export_records(unsigned char* buf, std::size_t cap) {
+  if (!external_) throw std::logic_error("export_records before go_external");
+  if (buf == nullptr || cap % 8 != 0) throw std::invalid_argument("export buffer must hold whole words");
+  const std::size_t kb = recipes_[0].lsh ? kLshBands : 0;
+  std::size_t written = 0;
+  while (written < cap && export_group_ < groups()) {
+    const auto s = static_cast<std::uint32_t>(export_group_);
+    const std::size_t words = record_words(s);
+    std::size_t w = export_pos_ / 8;
+    while (w < words && written < cap) {
+      // Word w of the record: the size, the keys, then the set (copied a run at a time).
+      const std::uint64_t* from;
+      std::size_t run;
+      std::uint64_t size_word = set_size(s);
+      if (w == 0) {
+        from = &size_word;
+        run = 1;
+      } else if (w < 1 + kb) {
+        from = reinterpret_cast<const std::uint64_t*>(keys_.data()) + (s - export_base_) * kb + (w - 1);
+        run = 1 + kb - w;
+      } else {
+        from = set_data(s) + (w - 1 - kb);
+        run = words - w;
+      }
+      run = std::min(run, (cap - written) / 8);
+      std::memcpy(buf + written, from, run * 8);
+      written += run * 8;
+      w += run;
+    }
+    if (w == words) {
+      ++export_group_;
+      export_pos_ = 0;
+    } else {
+      export_pos_ = w * 8;
+    }
+  }
+  return written;
+}
+
+std::size_t SimilarPairs::export_keys(int band, std::int64_t* buf, std::size_t cap) {
+  if (!external_) throw std::logic_error("export_keys before go_external");
+  if (!recipes_[0].lsh || band < 0 || band >= kLshBands || buf == nullptr) {
+    throw std::invalid_argument("no such band");
+  }
+  if (band != export_band_) {
+    export_band_ = band;
+    export_key_ = 0;
+  }
+  const std::size_t pending = groups() - export_base_;
+  std::size_t n = 0;
+  while (n < cap && export_key_ < pending) {
+    buf[n++] = keys_[export_key_ * kLshBands + static_cast<std::size_t>(band)];
+    ++export_key_;
+  }
+  return n;
+}
+
+void SimilarPairs::export_done() {
+  if (!external_ || export_group_ != groups()) throw std::logic_error("records not all exported");
+  export_base_ = static_cast<std::uint32_t>(groups());
+  // Freed, not cleared: at the switch they held up to work_mem; a batch's are small.
+  set_hashes_ = {};
+  set_offsets_ = {0};
+  keys_ = {};
+  export_pos_ = 0;
+  export_band_ = -1;
+}
+
+void SimilarPairs::provide_band_keys(const std::int64_t* keys, std::size_t n) {
+  if (need_ != Need::BandKeys) throw std::logic_error("band keys not asked for");
+  if (n > groups() - band_keys_in_) throw std::invalid_argument("more band keys than groups");
+  for (std::size_t i = 0; i < n; ++i) {
+    band_entries_.emplace_back(keys[i], static_cast<std::uint32_t>(band_keys_in_++));
+  }
+  if (band_keys_in_ == groups()) {
+    std::sort(band_entries_.begin(), band_entries_.end());
+    run_begin_ = run_end_ = run_i_ = run_j_ = 0;
+    band_ready_ = true;
+    need_ = Need::None;
+  }
+}
+
+void SimilarPairs::sets_loaded() {
+  if (need_ != Need::Sets) throw std::logic_error("records not asked for");
+  need_ = Need::None;
+  loaded_ = true;
 }
 
 std::size_t SimilarPairs::expand(SimilarPair* out, std::size_t capacity) {
@@ -502,7 +727,7 @@ std::size_t SimilarPairs::next(SimilarPair* out, std::size_t capacity, std::size
     count += expand(out + count, capacity - count);
     if (count == capacity || phase_ == Phase::Done) return count;
     if (!within_done_) continue;
-    if (searched) return count;
+    if (searched || need_ != Need::None) return count;
     next_set_pairs(work);
     searched = true;
   }
@@ -519,6 +744,7 @@ bool SimilarPairs::cluster_step(std::size_t work) {
     }
   }
   if (phase_ == Phase::Done) return true;
+  if (need_ != Need::None) return false;  // the caller serves it first
   if (!next_set_pairs(work)) return true;
   for (const SetPair& p : verified_pairs_) {
     union_find_unite(parent_.data(), p.a, p.b);

@@ -25,6 +25,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -82,7 +83,9 @@ class SimilarPairs {
 
   // Rows added (with a character) and distinct shingle sets among them.
   std::size_t rows() const noexcept { return row_ids_.size(); }
-  std::size_t groups() const noexcept { return set_offsets_.empty() ? 0 : set_offsets_.size() - 1; }
+  std::size_t groups() const noexcept {
+    return external_ ? ext_size_.size() : set_offsets_.empty() ? 0 : set_offsets_.size() - 1;
+  }
   // Bytes held now (vectors' capacities; the hash map estimated).
   std::size_t memory_bytes() const noexcept;
 
@@ -110,6 +113,50 @@ class SimilarPairs {
   int stages() const noexcept;
   std::uint64_t verified() const noexcept { return verified_; }
 
+  // ---- External mode: the shingle sets (and LSH keys) in the caller's storage. ----
+  //
+  // For inputs whose shingle sets outgrow the caller's memory. After go_external() (while
+  // adding; every group so far included), each distinct set becomes a record in a store the
+  // caller keeps (a temporary file), written once and read back by offset; each LSH band's
+  // keys go to a store of their own, read back once a band. What stays in memory is a few
+  // words a row (ids, groups, record sizes and offsets) and what the caller allows for the
+  // records of one batch of candidates (set_record_budget()). The engine still never calls
+  // the caller: it asks (need()), and the caller serves the request between calls.
+  //
+  //   after each add():   export_records() until 0 -> append to the record store;
+  //                       export_keys(b) for every band until 0 -> append to band b's store;
+  //                       export_done().
+  //   during next() / cluster_step(): when need() is
+  //     Need::BandKeys:   read band need_band()'s store from its start and hand it over
+  //                       with provide_band_keys() until need() changes;
+  //     Need::Sets:       read each of sets_needed() (offset, bytes) into its dest, then
+  //                       sets_loaded().
+  // Identical sets are grouped by size and a 128-bit digest (not compared element by
+  // element, as in memory: two different sets merge with probability about n^2 / 2^129).
+  enum class Need { None, BandKeys, Sets };
+  struct SetLoad {
+    std::uint64_t offset;  // in the record store
+    std::uint64_t bytes;
+    void* dest;
+    std::uint32_t group;
+  };
+  void go_external();
+  bool external() const noexcept { return external_; }
+  // Bytes of records one batch of candidates may load (at least one candidate's two).
+  void set_record_budget(std::size_t bytes) noexcept { record_budget_ = bytes < 64 ? 64 : bytes; }
+  std::size_t export_records(unsigned char* buf, std::size_t cap);
+  std::size_t export_keys(int band, std::int64_t* buf, std::size_t cap);
+  void export_done();
+  Need need() const noexcept { return need_; }
+  int need_band() const noexcept { return band_; }
+  void provide_band_keys(const std::int64_t* keys, std::size_t n);
+  const std::vector<SetLoad>& sets_needed() const noexcept { return loads_; }
+  void sets_loaded();
+  // LSH bands whose keys are exported (0 below 0.7, where candidates come from SimHash).
+  int lsh_bands() const noexcept;
+  // Bytes of records written so far (the record store's size).
+  std::uint64_t record_bytes() const noexcept { return record_end_; }
+
  private:
   enum class Phase { Adding, Groups, Candidates, Done };
   struct SetPair {
@@ -129,12 +176,20 @@ class SimilarPairs {
   bool next_set_pairs(std::size_t work);
   std::size_t expand(SimilarPair* out, std::size_t capacity);
 
+  // A set in memory: every set before go_external(); after, the sets of the groups not
+  // exported yet (from export_base_), and those loaded for a batch (record_of()).
   const std::uint64_t* set_data(std::uint32_t s) const noexcept {
-    return set_hashes_.data() + set_offsets_[s];
+    return set_hashes_.data() + set_offsets_[s - export_base_];
   }
   std::size_t set_size(std::uint32_t s) const noexcept {
-    return static_cast<std::size_t>(set_offsets_[s + 1] - set_offsets_[s]);
+    return external_ ? ext_size_[s]
+                     : static_cast<std::size_t>(set_offsets_[s + 1] - set_offsets_[s]);
   }
+  // External mode: a record's words (the set's size, the LSH keys, then the set).
+  std::size_t record_words(std::uint32_t s) const noexcept;
+  const std::uint64_t* record_of(std::uint32_t s) const noexcept { return arena_.get() + where_[s]; }
+  void add_group_external(std::uint64_t digest2, std::size_t size);
+  bool gather_external_loads();
 
   double threshold_;
   int threads_;
@@ -179,6 +234,31 @@ class SimilarPairs {
   std::size_t expand_x_ = 0, expand_y_ = 0;
   std::uint32_t within_group_ = 0;  // next group whose inner pairs are written
   bool within_done_ = false;
+
+  // External mode. ext_size_ / ext_offset_: each group's set size and record offset;
+  // digest2_: a second digest of each group's set (while adding); the groups before
+  // export_base_ are in the stores, the others still in set_hashes_ / keys_ (their keys at
+  // keys_[(s - export_base_) * kLshBands + b]).
+  bool external_ = false;
+  std::vector<std::uint32_t> ext_size_;
+  std::vector<std::uint64_t> ext_offset_;
+  std::vector<std::uint64_t> digest2_;
+  std::uint32_t export_base_ = 0;
+  std::uint64_t record_end_ = 0;
+  std::size_t export_group_ = 0, export_pos_ = 0;  // export_records() cursor
+  int export_band_ = -1;
+  std::size_t export_key_ = 0;                      // export_keys() cursor
+  std::size_t band_keys_in_ = 0;                    // keys provided for band_
+  Need need_ = Need::None;
+  std::size_t record_budget_ = std::size_t{1} << 26;
+  // A batch's records: loads_, and where each loaded group starts in arena_ (kNowhere if not).
+  std::vector<SetLoad> loads_;
+  std::unique_ptr<std::uint64_t[]> arena_;  // left uninitialized: the caller fills it
+  std::size_t arena_cap_ = 0;               // words
+  std::vector<std::uint64_t> where_;
+  std::uint64_t arena_words_ = 0;
+  bool loaded_ = false;      // candidates_ gathered, their records loaded (or in memory)
+  int batch_band_ = 0;       // the band of the batch's candidates (lsh, external)
 
   // Clusters: a union-find over groups, and each group's best similarity to another.
   std::vector<std::uint32_t> parent_;

@@ -16,15 +16,19 @@
  *     straight into the result (a tuplestore, which spills per work_mem itself), clusters
  *     through the engine's union-find.
  *
- * Memory: the engine holds the shingle sets of the distinct texts (8 bytes a shingle, about
- * 8 bytes a character of text) and 160 bytes of keys a distinct text. When that outgrows
- * work_mem, the engine is freed, the rest of the rows are read, and the disk-based path
- * (simhash_similar_pairs_disk: the same answers, through temporary tables, about 6 times
- * slower, measured at 64,000 rows) goes on, after a NOTICE, from every row read: each row
- * is also kept as it is read (a tuplestore: 1 MB in memory, the rest in a temporary file),
- * so the query runs once and is never parsed again. Raise work_mem to keep large inputs in
- * memory. In a read-only transaction (or on a hot standby), where temporary tables cannot
- * be made, that is an error (25006) with that hint instead.
+ * Memory: in memory, the engine holds the shingle sets of the distinct texts (8 bytes a
+ * shingle, about 8 bytes a character of text) and 160 bytes of keys a distinct text. When
+ * that would outgrow work_mem, the engine goes external: every distinct set so far and from
+ * then on is written once to a temporary file (BufFile) as a record (its size, its 20 LSH
+ * keys, its sorted shingle hashes), each band's keys to a file of their own, and the sets
+ * leave memory. The search then reads one band's keys at a time (16 bytes a distinct text
+ * while the band is walked), and each batch of candidates loads just its records, in the
+ * file's order, within work_mem / 2. What stays in memory is a few words a row: about 90
+ * bytes a distinct text while the rows are read (the digests that group identical texts),
+ * about 50 after; below 0.7, 16 more a row for the fingerprints. The query still runs
+ * once, and the answers are the same (identical texts are then grouped by size and a
+ * 128-bit digest instead of a comparison). Temporary files work on a hot standby and in a
+ * read-only transaction; temp_file_limit bounds them; an error or a cancel closes them.
  *
  * Interrupts are checked between the engine's calls (a batch of rows, a batch of
  * candidates), never inside them. The engine's memory is C++ heap, freed by a reset
@@ -40,11 +44,9 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "optimizer/cost.h"
-#include "access/xact.h"
-#include "access/xlog.h"
+#include "storage/buffile.h"
 #include "utils/builtins.h"
 #include "utils/plancache.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
@@ -70,6 +72,10 @@
 #define BYTES_PER_TEXT_BYTE 16
 /* A NOTICE at most this often while a call runs (the first one after this long). */
 #define PROGRESS_INTERVAL_MS 5000
+/* The buffer through which records and keys go to and from the temporary files. */
+#define EXPORT_BYTES (256 * 1024)
+/* The LSH bands, at most (simhash_similar_external_state says how many). */
+#define MAX_BANDS 32
 
 typedef struct SimilarRun
 {
@@ -80,22 +86,25 @@ typedef struct SimilarRun
 	MemoryContext cxt;			/* the run's memory; its reset frees the engine */
 	MemoryContext batch_cxt;	/* one batch of texts */
 	Size		limit;			/* bytes the engine may hold: work_mem */
-	bool		over_limit;
 
 	/*
-	 * Every row read, (id, body as text), for the disk-based path should the engine
-	 * outgrow work_mem: the query runs once, whatever the path. A tuplestore of 1 MB in
-	 * memory, the rest in a temporary file.
+	 * External mode (past work_mem): the records file, a file of keys a band, and the
+	 * buffer through which they are written and read, all in cxt.
 	 */
-	Tuplestorestate *captured;
-	TupleDesc	captured_desc;
-	MemoryContext row_cxt;		/* one captured row's copy */
+	bool		external;
+	BufFile    *records;
+	BufFile    *bands[MAX_BANDS];
+	int			nbands;
+	unsigned char *io;
+
+	MemoryContext row_cxt;		/* one row's detoasted body */
 
 	/* Progress. */
 	TimestampTz start;
 	TimestampTz last_report;
 	uint64		rows_read;
 	uint64		results;
+	Size		peak_memory;	/* the engine's, at most, as seen between calls */
 
 	/* The batch being collected. */
 	int64	   *ids;
@@ -141,7 +150,80 @@ free_engine(void *arg)
 	run->engine = NULL;
 }
 
-/* Hands the batch to the engine, then notes whether the engine outgrew work_mem. */
+/* Writes the records and band keys the engine added since the last time to their files. */
+static void
+export_all(SimilarRun *run)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	size_t		n;
+
+	for (;;)
+	{
+		simhash_check_status(simhash_similar_export_records(run->engine, run->io, EXPORT_BYTES, &n,
+															errbuf, sizeof(errbuf)), errbuf);
+		if (n == 0)
+			break;
+		BufFileWrite(run->records, run->io, n);
+	}
+	for (int b = 0; b < run->nbands; b++)
+	{
+		for (;;)
+		{
+			simhash_check_status(simhash_similar_export_keys(run->engine, b, (int64_t *) run->io,
+															 EXPORT_BYTES / sizeof(int64), &n,
+															 errbuf, sizeof(errbuf)), errbuf);
+			if (n == 0)
+				break;
+			BufFileWrite(run->bands[b], run->io, n * sizeof(int64));
+		}
+	}
+	simhash_check_status(simhash_similar_export_done(run->engine, errbuf, sizeof(errbuf)), errbuf);
+}
+
+/*
+ * The shingle sets would outgrow work_mem: from here on they live in temporary files
+ * (the sets so far included), and a batch of candidates loads its records within half of
+ * work_mem.
+ */
+static void
+go_external(SimilarRun *run)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	MemoryContext old;
+	int32		external;
+	uint64		bytes;
+	int32		bands;
+
+	simhash_check_status(simhash_similar_go_external(run->engine, Max(run->limit / 2, 64 * 1024),
+													 errbuf, sizeof(errbuf)), errbuf);
+	simhash_similar_external_state(run->engine, &external, &bytes, &bands);
+	if (bands < 0 || bands > MAX_BANDS)
+		elog(ERROR, "%s: unexpected number of bands %d", run->fname, bands);
+	old = MemoryContextSwitchTo(run->cxt);
+	run->io = palloc(EXPORT_BYTES);
+	run->records = BufFileCreateTemp(false);
+	run->nbands = bands;
+	for (int b = 0; b < bands; b++)
+		run->bands[b] = BufFileCreateTemp(false);
+	MemoryContextSwitchTo(old);
+	run->external = true;
+	ereport(DEBUG1,
+			(errmsg("%s: the shingle sets outgrow work_mem (%d kB) after %llu rows: they go on in temporary files",
+					run->fname, work_mem, (unsigned long long) run->rows_read)));
+	export_all(run);
+}
+
+/* Notes the engine's memory for the DEBUG1 summary. */
+static void
+note_memory(SimilarRun *run)
+{
+	Size		m = simhash_similar_memory(run->engine);
+
+	if (m > run->peak_memory)
+		run->peak_memory = m;
+}
+
+/* Hands the batch to the engine; past work_mem, the engine goes external. */
 static void
 flush_batch(SimilarRun *run)
 {
@@ -155,10 +237,82 @@ flush_batch(SimilarRun *run)
 		run->batch_bytes = 0;
 		MemoryContextReset(run->batch_cxt);
 	}
-	if (simhash_similar_memory(run->engine) > run->limit)
-		run->over_limit = true;
+	note_memory(run);
+	if (!run->external && simhash_similar_memory(run->engine) > run->limit)
+		go_external(run);
+	else if (run->external)
+		export_all(run);
 	CHECK_FOR_INTERRUPTS();
 	report_progress(run);
+}
+
+/* Reads band `band`'s keys from its file into the engine. */
+static void
+load_band(SimilarRun *run, int32 band)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	BufFile    *file;
+	int32		need = SIMHASH_SIMILAR_NEED_BAND_KEYS;
+	int32		asked;
+
+	if (band < 0 || band >= run->nbands)
+		elog(ERROR, "%s: the engine asked for band %d of %d", run->fname, band, run->nbands);
+	file = run->bands[band];
+	if (BufFileSeek(file, 0, 0, SEEK_SET) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("%s: could not rewind a temporary file", run->fname)));
+	while (need == SIMHASH_SIMILAR_NEED_BAND_KEYS)
+	{
+		size_t		got = BufFileRead(file, run->io, EXPORT_BYTES);
+
+		if (got == 0 || got % sizeof(int64) != 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("%s: could not read the keys of band %d from a temporary file",
+							run->fname, band)));
+		simhash_check_status(simhash_similar_provide_band_keys(run->engine, (const int64_t *) run->io,
+															   got / sizeof(int64), errbuf,
+															   sizeof(errbuf)), errbuf);
+		simhash_similar_need(run->engine, &need, &asked);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* Reads the records a batch of candidates needs, in the file's order. */
+static void
+load_sets(SimilarRun *run)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	const simhash_similar_load *loads;
+	size_t		n;
+
+	simhash_similar_loads(run->engine, &loads, &n);
+	for (size_t i = 0; i < n; i++)
+	{
+		if (BufFileSeek(run->records, 0, (off_t) loads[i].offset, SEEK_SET) != 0 ||
+			BufFileRead(run->records, loads[i].dest, loads[i].bytes) != loads[i].bytes)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("%s: could not read a shingle set from a temporary file", run->fname)));
+		if (i % 256 == 255)
+			CHECK_FOR_INTERRUPTS();
+	}
+	simhash_check_status(simhash_similar_sets_loaded(run->engine, errbuf, sizeof(errbuf)), errbuf);
+}
+
+/* Serves what the engine waits for, if anything (external mode). */
+static void
+serve_engine(SimilarRun *run)
+{
+	int32		need;
+	int32		band;
+
+	simhash_similar_need(run->engine, &need, &band);
+	if (need == SIMHASH_SIMILAR_NEED_BAND_KEYS)
+		load_band(run, band);
+	else if (need == SIMHASH_SIMILAR_NEED_SETS)
+		load_sets(run);
 }
 
 /* Checks the query's columns: (id bigint/integer/smallint, body text/varchar/char). */
@@ -230,18 +384,15 @@ add_row(SimilarRun *run, int64 id, text *t)
 	char	   *copy;
 
 	/*
-	 * A batch is handed over before it could take the engine past work_mem; a row that
-	 * alone would ends the in-memory search before it is shingled.
+	 * In memory, a batch is handed over before it could take the engine past work_mem,
+	 * and a row that alone would takes the engine external before it is shingled.
 	 */
-	if (run->nbatch > 0 &&
+	if (!run->external && run->nbatch > 0 &&
 		simhash_similar_memory(run->engine) + (run->batch_bytes + bytes) * BYTES_PER_TEXT_BYTE > run->limit)
 		flush_batch(run);
-	if (run->over_limit ||
+	if (!run->external &&
 		simhash_similar_memory(run->engine) + (Size) bytes * BYTES_PER_TEXT_BYTE > run->limit)
-	{
-		run->over_limit = true;
-		return;
-	}
+		go_external(run);
 
 	old = MemoryContextSwitchTo(run->batch_cxt);
 	/* In UTF-8, converted from the database's encoding where that is another. */
@@ -292,24 +443,8 @@ check_query(SimilarRun *run, SPIPlanPtr plan)
 						run->fname)));
 }
 
-/* Keeps a row for the disk-based path: its id, and its body (from row_body, or NULL). */
+/* Runs the query through a cursor into the engine. */
 static void
-capture_row(SimilarRun *run, int64 id, text *body)
-{
-	Datum		values[2];
-	bool		nulls[2] = {false, body == NULL};
-
-	values[0] = Int64GetDatum(id);
-	values[1] = PointerGetDatum(body);
-	tuplestore_putvalues(run->captured, run->captured_desc, values, nulls);
-}
-
-/*
- * Runs the query through a cursor into the engine, keeping every row for the disk-based
- * path too. Returns false when the engine outgrew work_mem: it is then freed, and the
- * rest of the rows are only kept.
- */
-static bool
 read_query(SimilarRun *run, const char *query)
 {
 	SPIPlanPtr	plan;
@@ -343,21 +478,13 @@ read_query(SimilarRun *run, const char *query)
 			bool		body_null;
 			Datum		id = SPI_getbinval(tuple, SPI_tuptable->tupdesc, 1, &id_null);
 			Datum		body = SPI_getbinval(tuple, SPI_tuptable->tupdesc, 2, &body_null);
-			text	   *t;
 
 			if (id_null)
 				ereport(ERROR,
 						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 						 errmsg("simhash: the query returned a NULL id")));
-			t = body_null ? NULL : row_body(run, body, body_type);
-			capture_row(run, id_of(id, id_type), t);
-			if (run->over_limit)
-			{
-				MemoryContextReset(run->row_cxt);
-				continue;
-			}
-			if (t != NULL)
-				add_row(run, id_of(id, id_type), t);
+			if (!body_null)
+				add_row(run, id_of(id, id_type), row_body(run, body, body_type));
 			else
 			{
 				/* Left out, but its id must still be unique. */
@@ -367,14 +494,6 @@ read_query(SimilarRun *run, const char *query)
 															sizeof(errbuf)), errbuf);
 			}
 			MemoryContextReset(run->row_cxt);
-			if (run->over_limit)
-			{
-				/* From here on the rows are only kept: give back the engine's memory. */
-				free_engine(run);
-				MemoryContextReset(run->batch_cxt);
-				run->nbatch = 0;
-				run->batch_bytes = 0;
-			}
 		}
 		SPI_freetuptable(SPI_tuptable);
 		if (n == 0)
@@ -383,9 +502,7 @@ read_query(SimilarRun *run, const char *query)
 	}
 	SPI_cursor_close(portal);
 	SPI_freeplan(plan);
-	if (!run->over_limit)
-		flush_batch(run);
-	return !run->over_limit;
+	flush_batch(run);
 }
 
 static void
@@ -432,8 +549,10 @@ output_pairs(SimilarRun *run, ReturnSetInfo *rsinfo)
 		for (size_t i = 0; i < count; i++)
 			put_result(rsinfo, buf[i].id1, buf[i].id2, buf[i].similarity);
 		run->results += count;
+		note_memory(run);
 		if (finished)
 			break;
+		serve_engine(run);
 		CHECK_FOR_INTERRUPTS();
 		report_progress(run);
 	}
@@ -452,6 +571,9 @@ output_clusters(SimilarRun *run, ReturnSetInfo *rsinfo)
 	{
 		simhash_check_status(simhash_similar_cluster_step(run->engine, VERIFY_WORK, &finished, &rows,
 													   errbuf, sizeof(errbuf)), errbuf);
+		note_memory(run);
+		if (!finished)
+			serve_engine(run);
 		CHECK_FOR_INTERRUPTS();
 		report_progress(run);
 	}
@@ -471,95 +593,17 @@ output_clusters(SimilarRun *run, ReturnSetInfo *rsinfo)
 	pfree(buf);
 }
 
-/*
- * The engine outgrew work_mem: the rows kept go into a temporary table, and the disk-based
- * function of the extension's schema runs on that table (not on the caller's query, which
- * ran once and is not parsed again); its rows become ours. Its argument types are exactly
- * (text, double precision), so no other overload can be chosen (docs/security.md).
- */
+/* Closes the temporary files (on error, their resource owner does). */
 static void
-run_on_disk(SimilarRun *run, FunctionCallInfo fcinfo)
+close_files(SimilarRun *run)
 {
-	static uint32 calls = 0;
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
-	Oid			types[2] = {TEXTOID, FLOAT8OID};
-	Oid			insert_types[2] = {INT8OID, TEXTOID};
-	Datum		args[2];
-	const char *table;
-	char	   *sql;
-	SPIPlanPtr	plan;
-	Portal		portal;
-	TupleTableSlot *slot;
-	uint64		rows = 0;
-
-	if (XactReadOnly || RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("%s: the shingle sets outgrow work_mem (%d kB), and the disk-based path cannot run in a read-only transaction",
-						run->fname, work_mem),
-				 errdetail("The disk-based path makes temporary tables."),
-				 errhint("Raise work_mem for the call, to about 16 bytes a byte of text: SET work_mem = '1GB'.")));
-	ereport(NOTICE,
-			(errmsg("%s: the shingle sets outgrew work_mem (%d kB): the rows go on through temporary tables",
-					run->fname, work_mem),
-			 errhint("Raise work_mem for the call to keep it in memory, about 6 times faster.")));
-
-	/* The rows kept, into a temporary table of our own. */
-	table = quote_identifier(psprintf("simhash_similar_input_%d_%u", MyProcPid, ++calls));
-	if (SPI_execute(psprintf("CREATE TEMPORARY TABLE %s (id pg_catalog.int8, body pg_catalog.text) ON COMMIT DROP",
-							 table), false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "%s: creating the table of the rows failed", run->fname);
-	plan = SPI_prepare(psprintf("INSERT INTO pg_temp.%s (id, body) VALUES ($1, $2)", table), 2, insert_types);
-	if (plan == NULL)
-		elog(ERROR, "%s: SPI_prepare failed: %s", run->fname, SPI_result_code_string(SPI_result));
-	slot = MakeSingleTupleTableSlot(run->captured_desc, &TTSOpsMinimalTuple);
-	while (tuplestore_gettupleslot(run->captured, true, false, slot))
-	{
-		bool		isnull[2];
-		Datum		values[2];
-		char		nulls[2];
-
-		values[0] = slot_getattr(slot, 1, &isnull[0]);
-		values[1] = slot_getattr(slot, 2, &isnull[1]);
-		nulls[0] = isnull[0] ? 'n' : ' ';
-		nulls[1] = isnull[1] ? 'n' : ' ';
-		if (SPI_execute_plan(plan, values, nulls, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "%s: inserting a row failed", run->fname);
-		if (++rows % 1000 == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-	ExecDropSingleTupleTableSlot(slot);
-	SPI_freeplan(plan);
-	tuplestore_end(run->captured);
-	run->captured = NULL;
-
-	sql = psprintf("SELECT r.* FROM %s.%s($1, $2) AS r",
-				   quote_identifier(get_namespace_name(nsp)),
-				   run->clusters ? "simhash_similar_clusters_disk" : "simhash_similar_pairs_disk");
-	args[0] = CStringGetTextDatum(psprintf("SELECT id, body FROM pg_temp.%s", table));
-	args[1] = Float8GetDatum(run->min_similarity);
-	plan = SPI_prepare_cursor(sql, 2, types, 0);
-	if (plan == NULL)
-		elog(ERROR, "%s: SPI_prepare failed: %s", run->fname, SPI_result_code_string(SPI_result));
-	portal = SPI_cursor_open(NULL, plan, args, NULL, false);
-	for (;;)
-	{
-		uint64		n;
-
-		SPI_cursor_fetch(portal, true, FETCH_ROWS);
-		n = SPI_processed;
-		for (uint64 i = 0; i < n; i++)
-			tuplestore_puttuple(rsinfo->setResult, SPI_tuptable->vals[i]);
-		SPI_freetuptable(SPI_tuptable);
-		if (n == 0)
-			break;
-		CHECK_FOR_INTERRUPTS();
-	}
-	SPI_cursor_close(portal);
-	SPI_freeplan(plan);
-	if (SPI_execute(psprintf("DROP TABLE pg_temp.%s", table), false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "%s: dropping the table of the rows failed", run->fname);
+	if (run->records != NULL)
+		BufFileClose(run->records);
+	run->records = NULL;
+	for (int b = 0; b < run->nbands; b++)
+		if (run->bands[b] != NULL)
+			BufFileClose(run->bands[b]);
+	run->nbands = 0;
 }
 
 static Datum
@@ -590,15 +634,6 @@ similar_pairs_or_clusters(FunctionCallInfo fcinfo, bool clusters)
 	run->texts = MemoryContextAlloc(cxt, sizeof(char *) * FETCH_ROWS);
 	run->lens = MemoryContextAlloc(cxt, sizeof(size_t) * FETCH_ROWS);
 	run->row_cxt = AllocSetContextCreate(cxt, "simhash similar row", ALLOCSET_SMALL_SIZES);
-	{
-		MemoryContext old = MemoryContextSwitchTo(cxt);
-
-		run->captured_desc = CreateTemplateTupleDesc(2);
-		TupleDescInitEntry(run->captured_desc, (AttrNumber) 1, "id", INT8OID, -1, 0);
-		TupleDescInitEntry(run->captured_desc, (AttrNumber) 2, "body", TEXTOID, -1, 0);
-		run->captured = tuplestore_begin_heap(false, false, 1024);
-		MemoryContextSwitchTo(old);
-	}
 	/* The engine's C++ memory goes with the context, on success and on error alike. */
 	callback = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
 	callback->func = free_engine;
@@ -610,18 +645,28 @@ similar_pairs_or_clusters(FunctionCallInfo fcinfo, bool clusters)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "%s: SPI_connect failed", run->fname);
-	if (read_query(run, query))
-	{
-		check_ids(run);
-		if (clusters)
-			output_clusters(run, rsinfo);
-		else
-			output_pairs(run, rsinfo);
-	}
+	read_query(run, query);
+	check_ids(run);
+	if (clusters)
+		output_clusters(run, rsinfo);
 	else
-		run_on_disk(run, fcinfo);
-	if (run->captured)
-		tuplestore_end(run->captured);
+		output_pairs(run, rsinfo);
+	{
+		int32		external;
+		uint64		record_bytes;
+		uint64		rows;
+		uint64		groups;
+
+		simhash_similar_external_state(run->engine, &external, &record_bytes, NULL);
+		simhash_similar_counts(run->engine, &rows, &groups);
+		ereport(DEBUG1,
+				(errmsg("%s: %llu rows, %llu distinct shingle sets, %llu results; engine memory at most %zu kB%s, records file %llu kB",
+						run->fname, (unsigned long long) rows, (unsigned long long) groups,
+						(unsigned long long) run->results, run->peak_memory / 1024,
+						external ? " (external)" : " (in memory)",
+						(unsigned long long) (record_bytes / 1024))));
+	}
+	close_files(run);
 	SPI_finish();
 	MemoryContextDelete(cxt);
 	return (Datum) 0;

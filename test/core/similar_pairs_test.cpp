@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -148,6 +149,147 @@ std::set<PairKey> engine_pairs(const std::vector<std::string>& texts, double t, 
   }
   EXPECT_TRUE(engine.done());
   return out;
+}
+
+// The caller's side of external mode: a record store and a store a band, in vectors.
+struct ExternalStores {
+  std::vector<unsigned char> records;
+  std::vector<std::vector<std::int64_t>> bands;
+  std::size_t export_cap;
+
+  void drain(SimilarPairs& engine) {
+    std::vector<unsigned char> buf(export_cap);
+    for (;;) {
+      const std::size_t n = engine.export_records(buf.data(), buf.size());
+      if (n == 0) break;
+      records.insert(records.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+    bands.resize(static_cast<std::size_t>(engine.lsh_bands()));
+    std::vector<std::int64_t> keys(export_cap / 8);
+    for (int b = 0; b < engine.lsh_bands(); ++b) {
+      for (;;) {
+        const std::size_t n = engine.export_keys(b, keys.data(), keys.size());
+        if (n == 0) break;
+        bands[b].insert(bands[b].end(), keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(n));
+      }
+    }
+    engine.export_done();
+    EXPECT_EQ(records.size(), engine.record_bytes());
+  }
+
+  // Serves what the engine waits for; false when it waits for nothing.
+  bool serve(SimilarPairs& engine) {
+    if (engine.need() == SimilarPairs::Need::BandKeys) {
+      const auto& keys = bands.at(static_cast<std::size_t>(engine.need_band()));
+      // In pieces of 3, as a caller reading a file in chunks would.
+      for (std::size_t at = 0; engine.need() == SimilarPairs::Need::BandKeys; at += 3) {
+        EXPECT_LT(at, keys.size() + 3);
+        engine.provide_band_keys(keys.data() + at, std::min<std::size_t>(3, keys.size() - at));
+      }
+      return true;
+    }
+    if (engine.need() == SimilarPairs::Need::Sets) {
+      std::uint64_t last = 0;
+      for (const auto& l : engine.sets_needed()) {
+        EXPECT_GE(l.offset, last);
+        last = l.offset;
+        EXPECT_LE(l.offset + l.bytes, records.size());
+        std::memcpy(l.dest, records.data() + l.offset, l.bytes);
+      }
+      engine.sets_loaded();
+      return true;
+    }
+    return false;
+  }
+};
+
+// Pairs through external mode, switched after `switch_after` rows (0: before the first).
+std::set<PairKey> external_pairs(const std::vector<std::string>& texts, double t, int threads,
+                                 std::size_t batch, std::size_t switch_after, std::size_t budget,
+                                 std::size_t export_cap, std::size_t work) {
+  SimilarPairs engine(t, threads);
+  ExternalStores stores{{}, {}, export_cap};
+  std::vector<std::int64_t> ids;
+  std::vector<std::string_view> views;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    ids.push_back(1000 - 3 * static_cast<std::int64_t>(i));
+    views.emplace_back(texts[i]);
+  }
+  engine.set_record_budget(budget);
+  for (std::size_t at = 0; at < texts.size(); at += batch) {
+    if (at >= switch_after && !engine.external()) {
+      engine.go_external();
+      stores.drain(engine);
+    }
+    const std::size_t n = std::min(batch, texts.size() - at);
+    engine.add(ids.data() + at, views.data() + at, n);
+    if (engine.external()) stores.drain(engine);
+  }
+  EXPECT_TRUE(engine.external());
+  EXPECT_FALSE(engine.duplicate_id().has_value());
+  std::set<PairKey> out;
+  std::vector<SimilarPair> buf(64);
+  for (int guard = 0; guard < 10000000; ++guard) {
+    const std::size_t got = engine.next(buf.data(), buf.size(), work);
+    for (std::size_t i = 0; i < got; ++i) {
+      const bool fresh = out.emplace(buf[i].id1, buf[i].id2, buf[i].similarity).second;
+      EXPECT_TRUE(fresh) << "pair written twice: " << buf[i].id1 << " " << buf[i].id2;
+    }
+    if (got == 0 && engine.done()) break;
+    stores.serve(engine);
+  }
+  EXPECT_TRUE(engine.done());
+  return out;
+}
+
+TEST(SimilarPairs, ExternalModeGivesTheSameAnswer) {
+  const auto texts = make_texts(17, 90);
+  for (const double t : {0.5, 0.65, 0.8, 1.0}) {
+    const auto expected = reference_pairs(texts, t);
+    EXPECT_GT(expected.size(), 10U) << t;
+    // From the start; after some rows (the sets so far exported at the switch); tiny budgets
+    // (a candidate's records at a time) and export buffers (records in pieces); threads.
+    EXPECT_EQ(external_pairs(texts, t, 1, 1000, 0, 1 << 20, 4096, 1 << 20), expected) << t;
+    EXPECT_EQ(external_pairs(texts, t, 2, 13, 40, 64, 16, 7), expected) << t;
+    EXPECT_EQ(external_pairs(texts, t, 3, 5, 6, 3000, 8, 1 << 12), expected) << t;
+  }
+}
+
+TEST(SimilarPairs, ExternalModeClusters) {
+  const auto texts = make_texts(19, 70);
+  for (const double t : {0.6, 0.8}) {
+    SimilarPairs memory(t, 1);
+    SimilarPairs external(t, 2);
+    ExternalStores stores{{}, {}, 24};
+    std::vector<std::int64_t> ids;
+    std::vector<std::string_view> views;
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      ids.push_back(static_cast<std::int64_t>(i) * 7 % 101);
+      views.emplace_back(texts[i]);
+    }
+    memory.add(ids.data(), views.data(), ids.size());
+    external.set_record_budget(200);
+    external.add(ids.data(), views.data(), 10);
+    external.go_external();
+    stores.drain(external);
+    external.add(ids.data() + 10, views.data() + 10, ids.size() - 10);
+    stores.drain(external);
+    while (!memory.cluster_step(50)) {
+    }
+    for (int guard = 0; guard < 1000000; ++guard) {
+      if (external.cluster_step(50)) break;
+      stores.serve(external);
+    }
+    const auto a = memory.cluster_rows();
+    const auto b = external.cluster_rows();
+    EXPECT_GT(a.size(), 5U);
+    ASSERT_EQ(a.size(), b.size()) << t;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].id, b[i].id);
+      EXPECT_EQ(a[i].cluster_id, b[i].cluster_id);
+      EXPECT_DOUBLE_EQ(a[i].similarity, b[i].similarity);
+    }
+  }
 }
 
 TEST(SimilarPairs, MatchesTheReferenceAtEveryThreshold) {

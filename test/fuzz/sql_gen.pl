@@ -234,7 +234,6 @@ sub query_bodies {
 }
 sub ident { return pick("'fz_fps'", "'fz_docs'", "'fz_dd'", "'fz_nope'", "'pg_class'", "'fz_fps'", text_value()) }
 sub col { return pick("'fp'", "'id'", "'body'", "'keys'", "'nope'", "'fp'", "''", "'f\"p'", text_value()) }
-sub temp_name { return pick("'fz_t1'", "'fz_t2'", "'pg_temp.x'", "'a\"b'", "'x; DROP TABLE fz_docs'", "''", "'fz_docs'") }
 
 # --- Calls ---------------------------------------------------------------------------------
 
@@ -282,8 +281,6 @@ my @calls = (
     [3, sub { 'SELECT count(*) FROM simhash_similar_pairs(' . query_texts() . ', ' . float_value() . ')' }],
     [2, sub { 'SELECT count(*) FROM simhash_similar_clusters(' . query_texts() . ', ' . float_value() . ')' }],
     [3, sub { 'SELECT count(*) FROM simhash_similar_nearest(' . join(', ', pick('NULL::fz_docs', 'NULL::fz_docs', 'NULL::fz_docs', 'NULL::fz_fps', 'NULL::int'), pick("'body'", col()), pick("'keys'", col()), text_value(), int_value(), float_value()) . ')' }],
-    [1, sub { 'SELECT simhash_similar_rows(' . join(', ', query_texts(), temp_name(), temp_name()) . ')' }],
-    [1, sub { 'SELECT simhash_similar_candidates(' . join(', ', float_value(), temp_name(), temp_name(), temp_name()) . ')' }],
     # The dedupe trigger: new arguments now and then, rows all the time.
     [2, sub {
         my @args;
