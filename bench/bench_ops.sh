@@ -118,7 +118,7 @@ INSERT INTO builds SELECT 'gin_trgm_ops (GIN, pg_trgm)', extract(epoch FROM cloc
 DROP INDEX docs_trgm;
 \endif
 ANALYZE docs;
-SELECT pg_prewarm('docs'), pg_prewarm('docs_simhash');
+SELECT pg_prewarm('docs'), pg_prewarm('docs_simhash') \g /dev/null
 SQL
 
 log "looking up ${queries} texts (${seq_queries} also by a sequential scan)"
@@ -138,12 +138,14 @@ BEGIN
     INSERT INTO timings VALUES (n, how, 1000 * extract(epoch FROM clock_timestamp() - t0), found);
 END $$;
 -- Warm-up, then each query planned and executed on its own.
+\o /dev/null
 SELECT run('warm-up', 0, 'SELECT array_agg(id ORDER BY id) FROM docs WHERE body %~ $1', q) FROM queries WHERE n <= 5;
 SELECT run('index', n, 'SELECT array_agg(id ORDER BY id) FROM docs WHERE body %~ $1', q) FROM queries ORDER BY n;
 SET enable_bitmapscan = off;
 SET enable_indexscan = off;
 SELECT run('seq', n, format('SELECT array_agg(id ORDER BY id) FROM docs WHERE simhash_jaccard(body, $1) >= %s', current_setting('simhash.similarity_threshold')), q)
 FROM queries WHERE n <= :seq_queries ORDER BY n;
+\o
 RESET enable_bitmapscan;
 RESET enable_indexscan;
 SQL
@@ -161,6 +163,7 @@ FROM builds ORDER BY index DESC;
 \echo '== Lookups: SELECT ... WHERE body %~ q at simhash.similarity_threshold' :threshold '(ms, planning included)'
 SELECT count(*) FILTER (WHERE how = 'index') AS queries,
        round(avg(cardinality(found)) FILTER (WHERE how = 'index'), 1) AS rows_found_avg,
+       max(cardinality(found)) FILTER (WHERE how = 'index') AS rows_found_max,
        round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE how = 'index')::numeric, 3) AS index_p50,
        round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) FILTER (WHERE how = 'index')::numeric, 3) AS index_p99,
        round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) FILTER (WHERE how = 'seq')::numeric, 1) AS seq_p50,

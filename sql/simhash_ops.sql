@@ -146,6 +146,21 @@ ALTER TABLE regress_simhash_ops_docs ADD COLUMN lsh bigint[] GENERATED ALWAYS AS
 SELECT (n.doc).id, round(n.similarity::numeric, 4) AS similarity
 FROM simhash_similar_nearest(NULL::regress_simhash_ops_docs, 'body', 'lsh',
                              (SELECT q FROM regress_simhash_ops_q WHERE qid = 50100), 5, 0.8) n;
+-- and with no key column, through %~ and the simhash_ops index, at its own threshold
+-- (the session's setting is left as it was).
+SET simhash.similarity_threshold = 0.95;
+SELECT (n.doc).id, round(n.similarity::numeric, 4) AS similarity
+FROM simhash_similar_nearest(NULL::regress_simhash_ops_docs, 'body', NULL,
+                             (SELECT q FROM regress_simhash_ops_q WHERE qid = 50100), 5, 0.8) n;
+SHOW simhash.similarity_threshold;
+RESET simhash.similarity_threshold;
+-- The same as the stored-key form for every query.
+SELECT t, count(*) AS queries,
+       count(*) FILTER (WHERE
+           ARRAY(SELECT ((n.doc).id, n.similarity)::text FROM simhash_similar_nearest(NULL::regress_simhash_ops_docs, 'body', 'lsh', q.q, 10, t) n)
+         = ARRAY(SELECT ((n.doc).id, n.similarity)::text FROM simhash_similar_nearest(NULL::regress_simhash_ops_docs, 'body', NULL, q.q, 10, t) n)) AS equal
+FROM regress_simhash_ops_q q, (VALUES (0.7::float8)) v(t) GROUP BY t ORDER BY t;
+SELECT pg_temp.try($$SELECT simhash_similar_nearest(NULL::regress_simhash_ops_docs, 'body', NULL, 'x', 5, 0.5)$$);
 -- The index keys are simhash_lsh(body): a row is found by its own text at threshold 1.
 SET simhash.similarity_threshold = 1;
 SELECT count(*) AS found_by_own_text FROM regress_simhash_ops_docs d

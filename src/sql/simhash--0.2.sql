@@ -1117,7 +1117,8 @@ COMMENT ON FUNCTION simhash_similar_clusters(text, double precision) IS
 
 -- The lim rows most similar to a text, most similar first: candidates are the rows whose
 -- keys_col (a bigint[] holding simhash_lsh(text_col), best with a GIN index) shares a key
--- with simhash_lsh(q), each verified with simhash_jaccard.
+-- with simhash_lsh(q), each verified with simhash_jaccard; with keys_col NULL, the rows
+-- found by text_col %~ q (best with a GIN index with simhash_ops on text_col).
 CREATE FUNCTION simhash_similar_nearest(rel anyelement, text_col name, keys_col name, q text,
                                         lim integer DEFAULT 10,
                                         min_similarity double precision DEFAULT 0.8)
@@ -1137,7 +1138,7 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
     target := @extschema@.simhash_check_rows(pg_catalog.pg_typeof(rel), lim);
-    IF NOT EXISTS (SELECT 1 FROM pg_attribute a
+    IF keys_col IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_attribute a
                    WHERE a.attrelid = target AND a.attname = keys_col AND a.attnum > 0
                      AND NOT a.attisdropped AND a.atttypid = 'bigint[]'::regtype) THEN
         RAISE EXCEPTION 'simhash: % is not a bigint[] column of %', quote_ident(keys_col), target
@@ -1159,6 +1160,20 @@ BEGIN
     IF q IS NULL OR lim = 0 THEN
         RETURN;
     END IF;
+    IF keys_col IS NULL THEN
+        -- No key column: the operator %~, served by a GIN index with simhash_ops on
+        -- text_col, at min_similarity (a local setting, undone when this function returns:
+        -- it has a SET clause).
+        PERFORM pg_catalog.set_config('simhash.similarity_threshold', min_similarity::pg_catalog.text, true);
+        RETURN QUERY EXECUTE format(
+            'SELECT s.t, s.similarity FROM ('
+            '  SELECT t, t.ctid AS tid, @extschema@.simhash_jaccard(t.%1$I::pg_catalog.text, $1) AS similarity FROM %2$s t'
+            '  WHERE t.%1$I::pg_catalog.text OPERATOR(@extschema@.%%~) $1) s'
+            ' ORDER BY s.similarity DESC, s.tid LIMIT $2',
+            text_col, target)
+            USING q, lim;
+        RETURN;
+    END IF;
     RETURN QUERY EXECUTE format(
         'SELECT s.t, s.similarity FROM ('
         '  SELECT t, t.ctid AS tid, @extschema@.simhash_jaccard(t.%1$I::pg_catalog.text, $1) AS similarity FROM %2$s t'
@@ -1169,7 +1184,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION simhash_similar_nearest(anyelement, name, name, text, integer, double precision) IS
-'the lim rows of the table of rel (pass NULL::tablename) whose text_col is most similar to q (simhash_jaccard >= min_similarity, 0.7..1), most similar first; candidates are the rows whose keys_col (bigint[] holding simhash_lsh(text_col), GIN-indexed) shares a key with simhash_lsh(q)';
+'the lim rows of the table of rel (pass NULL::tablename) whose text_col is most similar to q (simhash_jaccard >= min_similarity, 0.7..1), most similar first; candidates are the rows whose keys_col (bigint[] holding simhash_lsh(text_col), GIN-indexed) shares a key with simhash_lsh(q), or with keys_col NULL the rows text_col %~ q finds (a GIN index with simhash_ops on text_col)';
 
 -- == Similarity operators and the GIN operator class simhash_ops ================
 -- (src/pg/similarity_ops.c; docs/search.md "Similarity search with an operator")
