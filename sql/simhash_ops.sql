@@ -192,6 +192,9 @@ DROP EXTENSION pg_trgm;
 CREATE TABLE regress_simhash_ops_fp (id integer PRIMARY KEY, fp bigint);
 INSERT INTO regress_simhash_ops_fp
 SELECT id, simhash(body) FROM regress_simhash_ops_docs WHERE body IS NOT NULL;
+-- <~> orders by Hamming distance as hamming() does.
+SELECT (SELECT array_agg(f.id ORDER BY f.fp <~> g.fp, f.id) FROM (SELECT * FROM regress_simhash_ops_fp f ORDER BY f.fp <~> (SELECT fp FROM regress_simhash_ops_fp WHERE id = 70), f.id LIMIT 10) f, regress_simhash_ops_fp g WHERE g.id = 70)
+     = (SELECT array_agg(f.id ORDER BY hamming(f.fp, g.fp), f.id) FROM (SELECT * FROM regress_simhash_ops_fp f ORDER BY hamming(f.fp, (SELECT fp FROM regress_simhash_ops_fp WHERE id = 70)), f.id LIMIT 10) f, regress_simhash_ops_fp g WHERE g.id = 70) AS same_order;
 SELECT * FROM simhash_create_index_statements('regress_simhash_ops_fp', 'fp', 3, 4);
 SELECT * FROM simhash_create_index_statements('regress_simhash_ops_fp', 'fp', 3, 4) \gexec
 SELECT * FROM simhash_block_indexes('regress_simhash_ops_fp', 'fp');
