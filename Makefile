@@ -44,7 +44,8 @@ REGRESS = \
 	simhash_privileges \
 	simhash_upgrade \
 	simhash_catalog \
-	simhash_bounded
+	simhash_bounded \
+	simhash_ops
 REGRESS_OPTS = --inputdir=. --outputdir=.
 
 # Isolation tests (specs/NAME.spec, expected/NAME.out): exact interleavings of concurrent

@@ -20,6 +20,7 @@
 PG_MODULE_MAGIC;
 
 int			simhash_max_threads = 4;
+double		simhash_similarity_threshold = 0.8;
 
 void		_PG_init(void);
 
@@ -32,6 +33,13 @@ _PG_init(void)
 							"The calling backend counts as one; a call also uses at most 1 + max_parallel_workers_per_gather "
 							"and at most the machine's cores. Only superusers may change it.",
 							&simhash_max_threads, 4, 1, 64, PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("simhash.similarity_threshold",
+							 "Threshold of the similarity operator %~ (simhash_jaccard of two texts).",
+							 "body %~ q is true when simhash_jaccard(body, q) >= this value. A GIN index with "
+							 "simhash_ops serves thresholds from 0.7 on through its LSH keys; below 0.7 it reads "
+							 "the whole index (the answer stays exact).",
+							 &simhash_similarity_threshold, 0.8, 0.0, 1.0, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 #if PG_VERSION_NUM >= 150000
 	MarkGUCPrefixReserved("simhash");
 #else

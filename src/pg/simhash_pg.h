@@ -51,4 +51,10 @@ extern bool simhash_fingerprint_text(text *t, const simhash_options *options, ui
 /* simhash.max_threads: threads one call of the verified all-pairs functions may use. */
 extern int	simhash_max_threads;
 
+/*
+ * simhash.similarity_threshold: the threshold of the operator %~ (src/pg/similarity_ops.c).
+ * Functions that read it are STABLE.
+ */
+extern double simhash_similarity_threshold;
+
 #endif							/* SIMHASH_PG_H */

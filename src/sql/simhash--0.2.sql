@@ -826,7 +826,8 @@ COMMENT ON FUNCTION simhash_similar_clusters(text, double precision) IS
 
 -- The lim rows most similar to a text, most similar first: candidates are the rows whose
 -- keys_col (a bigint[] holding simhash_lsh(text_col), best with a GIN index) shares a key
--- with simhash_lsh(q), each verified with simhash_jaccard.
+-- with simhash_lsh(q), each verified with simhash_jaccard; with keys_col NULL, the rows
+-- found by text_col %~ q (best with a GIN index with simhash_ops on text_col).
 CREATE FUNCTION simhash_similar_nearest(rel anyelement, text_col name, keys_col name, q text,
                                         lim integer DEFAULT 10,
                                         min_similarity double precision DEFAULT 0.8)
@@ -846,7 +847,7 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
     target := @extschema@.simhash_check_rows(pg_catalog.pg_typeof(rel), lim);
-    IF NOT EXISTS (SELECT 1 FROM pg_attribute a
+    IF keys_col IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_attribute a
                    WHERE a.attrelid = target AND a.attname = keys_col AND a.attnum > 0
                      AND NOT a.attisdropped AND a.atttypid = 'bigint[]'::regtype) THEN
         RAISE EXCEPTION 'simhash: % is not a bigint[] column of %', quote_ident(keys_col), target
@@ -868,6 +869,20 @@ BEGIN
     IF q IS NULL OR lim = 0 THEN
         RETURN;
     END IF;
+    IF keys_col IS NULL THEN
+        -- No key column: the operator %~, served by a GIN index with simhash_ops on
+        -- text_col, at min_similarity (a local setting, undone when this function returns:
+        -- it has a SET clause).
+        PERFORM pg_catalog.set_config('simhash.similarity_threshold', min_similarity::pg_catalog.text, true);
+        RETURN QUERY EXECUTE format(
+            'SELECT s.t, s.similarity FROM ('
+            '  SELECT t, t.ctid AS tid, @extschema@.simhash_jaccard(t.%1$I::pg_catalog.text, $1) AS similarity FROM %2$s t'
+            '  WHERE t.%1$I::pg_catalog.text OPERATOR(@extschema@.%%~) $1) s'
+            ' ORDER BY s.similarity DESC, s.tid LIMIT $2',
+            text_col, target)
+            USING q, lim;
+        RETURN;
+    END IF;
     RETURN QUERY EXECUTE format(
         'SELECT s.t, s.similarity FROM ('
         '  SELECT t, t.ctid AS tid, @extschema@.simhash_jaccard(t.%1$I::pg_catalog.text, $1) AS similarity FROM %2$s t'
@@ -878,4 +893,193 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION simhash_similar_nearest(anyelement, name, name, text, integer, double precision) IS
-'the lim rows of the table of rel (pass NULL::tablename) whose text_col is most similar to q (simhash_jaccard >= min_similarity, 0.7..1), most similar first; candidates are the rows whose keys_col (bigint[] holding simhash_lsh(text_col), GIN-indexed) shares a key with simhash_lsh(q)';
+'the lim rows of the table of rel (pass NULL::tablename) whose text_col is most similar to q (simhash_jaccard >= min_similarity, 0.7..1), most similar first; candidates are the rows whose keys_col (bigint[] holding simhash_lsh(text_col), GIN-indexed) shares a key with simhash_lsh(q), or with keys_col NULL the rows text_col %~ q finds (a GIN index with simhash_ops on text_col)';
+
+-- == Similarity operators and the GIN operator class simhash_ops ================
+-- (src/pg/similarity_ops.c; docs/search.md "Similarity search with an operator")
+--   body %~ q     simhash_jaccard(body, q) >= simhash.similarity_threshold (default 0.8)
+--   body <%> q    1 - simhash_jaccard(body, q), for ORDER BY (as pgvector's <%>)
+--   fp <~> q      hamming(fp, q) of bigint fingerprints (as pgvector's <~>)
+--   CREATE INDEX ... USING gin (body simhash_ops): keys simhash_lsh(body), recheck %~.
+-- Named so as to coexist with pg_trgm (%, <->, <%, %>...), pgvector (<~> and <%> on bit)
+-- and smlar (%) in one schema.
+
+-- COST 100: each call shingles a text (tens of microseconds for a paragraph), so that the
+-- planner prefers the index to reading every row.
+-- STABLE, not IMMUTABLE: it reads the setting simhash.similarity_threshold (as pg_trgm's
+-- similarity_op reads pg_trgm.similarity_threshold), so it cannot be used in an index
+-- expression; the operator class serves it instead.
+CREATE FUNCTION simhash_similar_op(body text, q text) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_similar_op'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE COST 100;
+COMMENT ON FUNCTION simhash_similar_op(text, text) IS
+'implementation of the operator %~: true when simhash_jaccard(body, q) >= simhash.similarity_threshold (false when both texts are without characters); STABLE as it reads the setting';
+
+CREATE FUNCTION simhash_jaccard_distance(body text, q text) RETURNS double precision
+    AS 'MODULE_PATHNAME', 'simhash_jaccard_distance'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+COMMENT ON FUNCTION simhash_jaccard_distance(text, text) IS
+'implementation of the operator <%>: 1 - simhash_jaccard(body, q), NULL when both texts are without characters';
+
+CREATE OPERATOR %~ (
+    LEFTARG = text, RIGHTARG = text,
+    FUNCTION = simhash_similar_op(text, text),
+    COMMUTATOR = OPERATOR(@extschema@.%~),
+    RESTRICT = pg_catalog.contsel, JOIN = pg_catalog.contjoinsel
+);
+COMMENT ON OPERATOR %~ (text, text) IS
+'similar texts: simhash_jaccard(left, right) >= simhash.similarity_threshold; served by a GIN index with simhash_ops';
+
+CREATE OPERATOR <%> (
+    LEFTARG = text, RIGHTARG = text,
+    FUNCTION = simhash_jaccard_distance(text, text),
+    COMMUTATOR = OPERATOR(@extschema@.<%>)
+);
+COMMENT ON OPERATOR <%> (text, text) IS
+'Jaccard distance of two texts: 1 - simhash_jaccard(left, right)';
+
+CREATE OPERATOR <~> (
+    LEFTARG = bigint, RIGHTARG = bigint,
+    FUNCTION = hamming(bigint, bigint),
+    COMMUTATOR = OPERATOR(@extschema@.<~>)
+);
+COMMENT ON OPERATOR <~> (bigint, bigint) IS
+'Hamming distance of two 64-bit fingerprints: hamming(left, right)';
+
+CREATE FUNCTION simhash_gin_extract_value(text, internal, internal) RETURNS internal
+    AS 'MODULE_PATHNAME', 'simhash_gin_extract_value'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_gin_extract_value(text, internal, internal) IS
+'GIN support of simhash_ops: the index keys of a text, its simhash_lsh keys';
+
+-- STABLE: from a threshold below 0.7 it asks for a full index scan.
+CREATE FUNCTION simhash_gin_extract_query(text, internal, smallint, internal, internal,
+                                          internal, internal) RETURNS internal
+    AS 'MODULE_PATHNAME', 'simhash_gin_extract_query'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_gin_extract_query(text, internal, smallint, internal, internal, internal, internal) IS
+'GIN support of simhash_ops: the keys looked up for q (its simhash_lsh keys), or a full index scan below simhash.similarity_threshold 0.7';
+
+CREATE FUNCTION simhash_gin_consistent(internal, smallint, text, integer, internal, internal,
+                                       internal, internal) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_gin_consistent'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_gin_consistent(internal, smallint, text, integer, internal, internal, internal, internal) IS
+'GIN support of simhash_ops: a row is a candidate when it shares a key with q; always rechecked with %~';
+
+CREATE FUNCTION simhash_gin_triconsistent(internal, smallint, text, integer, internal, internal,
+                                          internal) RETURNS "char"
+    AS 'MODULE_PATHNAME', 'simhash_gin_triconsistent'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_gin_triconsistent(internal, smallint, text, integer, internal, internal, internal) IS
+'GIN support of simhash_ops: maybe when a key may match, else false';
+
+-- Not the default class for text (btree_gin has one; pg_trgm's gin_trgm_ops is not either).
+CREATE OPERATOR CLASS simhash_ops FOR TYPE text USING gin AS
+    OPERATOR 1 @extschema@.%~ (text, text),
+    FUNCTION 1 pg_catalog.btint8cmp(bigint, bigint),
+    FUNCTION 2 @extschema@.simhash_gin_extract_value(text, internal, internal),
+    FUNCTION 3 @extschema@.simhash_gin_extract_query(text, internal, smallint, internal, internal, internal, internal),
+    FUNCTION 4 @extschema@.simhash_gin_consistent(internal, smallint, text, integer, internal, internal, internal, internal),
+    FUNCTION 6 @extschema@.simhash_gin_triconsistent(internal, smallint, text, integer, internal, internal, internal),
+    STORAGE bigint;
+COMMENT ON OPERATOR CLASS simhash_ops USING gin IS
+'GIN index of texts by their simhash_lsh keys, for body %~ q (thresholds from 0.7; below, a full index scan)';
+
+-- == Block indexes built without blocking writes ===============================
+-- CREATE INDEX CONCURRENTLY cannot run inside a function, so this one returns the
+-- statements that build the layout simhash_create_index would build, for psql's \gexec:
+--   SELECT * FROM simhash_create_index_statements('docs', 'fp') \gexec
+-- In order: DROP INDEX CONCURRENTLY of invalid block indexes of the column (left by a
+-- CONCURRENTLY build that failed), CREATE INDEX CONCURRENTLY of each block index the layout
+-- lacks, DROP INDEX CONCURRENTLY of the block indexes of another layout, ANALYZE, and the
+-- call that records the layout in simhash_layouts. Run again after a failure, it goes on
+-- from where the failure left off. simhash_near finds the indexes in the catalog, as soon
+-- as they are valid.
+CREATE FUNCTION simhash_create_index_statements(tbl regclass, col name,
+                                                max_distance integer DEFAULT 3,
+                                                blocks integer DEFAULT NULL)
+    RETURNS SETOF text
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    nsp name;
+    rel name;
+    est double precision;
+    b integer := blocks;
+    base text;
+    idxname text;
+    suffix integer;
+    ind regclass;
+BEGIN
+    -- The extension's schema must still bear the name it was installed under: renamed,
+    -- another schema could take that name and stand in for the extension's objects.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+        WHERE e.extname OPERATOR(pg_catalog.=) 'simhash') OPERATOR(pg_catalog.<>) '@extschema@' THEN
+        RAISE EXCEPTION 'simhash: the schema of the extension was renamed; rename it back to @extschema@'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    PERFORM @extschema@.simhash_check_column(tbl, col);
+    IF max_distance IS NULL OR max_distance < 0 OR max_distance > 16 THEN
+        RAISE EXCEPTION 'simhash: max_distance must be between 0 and 16, got %', coalesce(max_distance::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF b IS NOT NULL AND (b < 2 OR b > 16) THEN
+        RAISE EXCEPTION 'simhash: blocks must be between 2 and 16, got %', b
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT n.nspname, c.relname, c.reltuples INTO nsp, rel, est
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tbl;
+    -- The number of blocks simhash_create_index chooses.
+    IF b IS NULL AND EXISTS (SELECT 1 FROM pg_trigger t
+                             WHERE t.tgrelid = tbl
+                               AND t.tgfoid = '@extschema@.simhash_dedupe()'::regprocedure) THEN
+        b := least(16, greatest(2, max_distance + 1));
+    END IF;
+    b := coalesce(b, @extschema@.simhash_layout_blocks(max_distance, greatest(est, 1e6::float8)));
+
+    FOR ind IN SELECT x.index FROM @extschema@.simhash_block_indexes(tbl, col) x
+               JOIN pg_index i ON i.indexrelid = x.index
+               WHERE NOT i.indisvalid ORDER BY x.blocks, x.block, x.index::text LOOP
+        RETURN NEXT format('DROP INDEX CONCURRENTLY IF EXISTS %s', ind);
+    END LOOP;
+
+    -- Index names as simhash_create_index makes them: table_column_simhash<b>_<i>, cut to
+    -- fit in 63 bytes, numbered if taken.
+    base := rel || '_' || col;
+    WHILE octet_length(base) > 45 LOOP
+        base := left(base, -1);
+    END LOOP;
+    FOR i IN 0 .. b - 1 LOOP
+        CONTINUE WHEN EXISTS (SELECT 1 FROM @extschema@.simhash_block_indexes(tbl, col) x
+                              JOIN pg_index pi ON pi.indexrelid = x.index
+                              WHERE x.blocks = b AND x.block = i AND pi.indisvalid);
+        idxname := format('%s_simhash%s_%s', base, b, i);
+        suffix := 0;
+        WHILE EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                      WHERE n.nspname = nsp AND c.relname = idxname
+                        -- an invalid block index of this column is dropped first
+                        AND c.oid NOT IN (SELECT x.index FROM @extschema@.simhash_block_indexes(tbl, col) x
+                                          JOIN pg_index pi ON pi.indexrelid = x.index
+                                          WHERE NOT pi.indisvalid)) LOOP
+            suffix := suffix + 1;
+            idxname := format('%s_simhash%s_%s_%s', base, b, i, suffix);
+        END LOOP;
+        RETURN NEXT format('CREATE INDEX CONCURRENTLY %I ON %s USING btree (@extschema@.simhash_block(%I, %s, %s), %I)',
+                           idxname, tbl, col, b, i, col);
+    END LOOP;
+
+    FOR ind IN SELECT x.index FROM @extschema@.simhash_block_indexes(tbl, col) x
+               JOIN pg_index i ON i.indexrelid = x.index
+               WHERE i.indisvalid AND x.blocks <> b ORDER BY x.blocks, x.block, x.index::text LOOP
+        RETURN NEXT format('DROP INDEX CONCURRENTLY IF EXISTS %s', ind);
+    END LOOP;
+    RETURN NEXT format('ANALYZE %s', tbl);
+    RETURN NEXT format('SELECT @extschema@.simhash_layout_record(%L::pg_catalog.regclass, %L::pg_catalog.name, %s, %s)',
+                       tbl, col, max_distance, b);
+END
+$$;
+COMMENT ON FUNCTION simhash_create_index_statements(regclass, name, integer, integer) IS
+'the statements that build, without blocking writes, the block indexes simhash_create_index(tbl, col, max_distance, blocks) would make (CREATE INDEX CONCURRENTLY, DROP INDEX CONCURRENTLY of invalid or other layouts'' indexes, ANALYZE, recording the layout), to run one by one with psql''s \gexec';
