@@ -14,8 +14,8 @@
 # Builds only the extension (scripts/setup.sh --extension-only: no unit tests or benchmarks)
 # into a private copy of PostgreSQL (the system's files are left alone), starts a throwaway
 # PostgreSQL cluster of that copy, loads the texts, prints the report (scripts/demo.sql) and
-# stops the cluster. About 1.5 minutes the first time on 2 cores (most of it compiling),
-# 20 seconds after, besides installing missing Debian packages.
+# stops the cluster. About 35 seconds the first time on 2 cores (most of it building), 15
+# seconds after, besides installing missing Debian packages.
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -46,7 +46,7 @@ demo_start=${SECONDS}
 stage() {
     log "[$1/4] $2 ($((SECONDS - demo_start)) s so far)"
 }
-log "about 1.5 minutes the first time (building the extension), 20 seconds after; the report follows on stdout"
+log "about 35 s the first time on 2 cores (building the extension), 15 s after, plus any missing Debian packages; the report follows on stdout"
 
 root=$(repo_root)
 # Build chatter goes to stderr: stdout is the report.
