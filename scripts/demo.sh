@@ -6,7 +6,7 @@
 #   PATH   files or directories of text to load (default: every /usr/share/doc/*/copyright,
 #          hundreds of licences, many of them near-identical)
 #   --min-similarity T  share of 5-character shingles two texts must share to be near
-#          duplicates, 0.7 to 1 (default 0.8)
+#          duplicates, 0.7 to 1.0, with a decimal point (default 0.8)
 #   --k N  Hamming radius of the fast, approximate layer shown at the end, 0 to 16 (default 6,
 #          where the evaluation's pooled F1 peaks)
 #   --verbose  show the set-up's apt and compiler output (default: one line a stage)
@@ -38,8 +38,9 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 [[ ${k} =~ ^[0-9]+$ && ${k} -le 16 ]] || die "--k takes a whole number from 0 to 16 (the range of simhash_pairs)"
-[[ ${t} =~ ^(0\.[0-9]+|1|1\.0*)$ ]] && awk -v t="${t}" 'BEGIN { exit !(t >= 0.7 && t <= 1) }' ||
+if ! [[ ${t} =~ ^(0\.[0-9]+|1\.0+)$ ]] || ! awk -v t="${t}" 'BEGIN { exit !(t >= 0.7 && t <= 1) }'; then
     die "--min-similarity takes a number from 0.7 to 1, with a decimal point (the range of the threshold trigger)"
+fi
 
 # stage N MSG : announce a stage of the run, with the time so far.
 demo_start=${SECONDS}
