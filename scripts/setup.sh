@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Install everything the project needs on Debian 12, then build and install the extension.
 #
-# Usage: scripts/setup.sh [--no-build] [--no-install] [--private-pg] [--quiet]
+# Usage: scripts/setup.sh [--no-build] [--no-install] [--private-pg] [--extension-only] [--quiet]
 #   --no-build    only install the Debian packages
+#   --extension-only  only what the extension needs (compiler, PostgreSQL and its headers,
+#                 xxHash): no CMake build of the unit tests, benchmarks and evaluation
+#                 programs, and none of their packages; what demo.sh uses
 #   --no-install  build, but skip `make install`
 #   --private-pg  install into a private copy of PostgreSQL (build/pg, see use_private_pg
 #                 in scripts/lib.sh) instead of the system's; what demo.sh and test.sh use
@@ -23,15 +26,17 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 build=1
 install=1
 private=0
+extension_only=0
 quiet=0
 for arg in "$@"; do
     case ${arg} in
         --no-build) build=0 ;;
         --no-install) install=0 ;;
         --private-pg) private=1 ;;
+        --extension-only) extension_only=1 ;;
         --quiet) quiet=1 ;;
         -h | --help)
-            sed -n '2,17s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+            sed -n '2,20s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
             exit 0
             ;;
         *) die "unknown argument: ${arg} (try --help)" ;;
@@ -40,18 +45,25 @@ done
 
 packages=(
     # Compilers and build tools.
-    build-essential g++ make cmake pkg-config
+    build-essential g++ make
     # The server (for tests and the demo) and its headers plus PGXS (for the extension).
     "postgresql-${PG_MAJOR}" "postgresql-server-dev-${PG_MAJOR}"
-    # Libraries: hashing, unit tests, benchmarks, MD5 for the evaluation's classic baseline.
-    libxxhash-dev libgtest-dev libbenchmark-dev libssl-dev
+    # Hashing, compiled into the extension.
+    libxxhash-dev
     # The demo's loader (scripts/copy_docs.pl). The man pages of the benchmarks' corpus are
     # installed by scripts/make_corpus.sh when a benchmark needs them.
     perl
-    # The TAP tests (t/, scripts/tap.sh): PostgreSQL::Test::Cluster runs its servers and
-    # clients through IPC::Run.
-    libipc-run-perl
 )
+if [[ ${extension_only} -eq 0 ]]; then
+    packages+=(
+        # The C++ core's own build (CMake): unit tests, benchmarks, MD5 for the
+        # evaluation's classic baseline.
+        cmake pkg-config libgtest-dev libbenchmark-dev libssl-dev
+        # The TAP tests (t/, scripts/tap.sh): PostgreSQL::Test::Cluster runs its servers
+        # and clients through IPC::Run.
+        libipc-run-perl
+    )
+fi
 
 # run CMD... : run a step; with --quiet, its output goes to build/setup.log.
 setup_log=$(repo_root)/build/setup.log
@@ -82,9 +94,11 @@ if [[ ${private} -eq 1 ]]; then
     use_private_pg
 fi
 
-log "building the C++ core, tests and benchmarks (CMake, build/)"
-run cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
-run cmake --build build -j"$(nproc)"
+if [[ ${extension_only} -eq 0 ]]; then
+    log "building the C++ core, tests and benchmarks (CMake, build/)"
+    run cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+    run cmake --build build -j"$(nproc)"
+fi
 
 log "building the extension (PGXS)"
 run make PG_CONFIG="${PG_CONFIG}" -j"$(nproc)"
