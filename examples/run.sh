@@ -37,7 +37,7 @@ done
 python=${PYTHON:-/usr/bin/python3}
 "${python}" -c 'import psycopg' 2>/dev/null ||
     die "${python} cannot import psycopg: install python3-psycopg (scripts/setup.sh --no-build)"
-command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 ||
+{ command -v node && command -v npm; } >/dev/null 2>&1 ||
     die "node and npm are needed: install nodejs and npm (scripts/setup.sh --no-build)"
 
 node_dir=examples/node
