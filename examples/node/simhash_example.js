@@ -57,6 +57,16 @@ function parseNearDuplicate(detail) {
   };
 }
 
+// For the dedupe trigger's 23505: {key: the existing row's key, similarity}, both null when
+// the caller may not read that row. null for any other error, a unique index's included:
+// the trigger's error names the trigger as its constraint (and the table), so that is
+// looked at before the DETAIL.
+function nearDuplicate(e) {
+  if (e.code !== '23505' || e.constraint !== TRIGGER) return null;
+  const found = parseNearDuplicate(e.detail);
+  return found ? { key: found.key, similarity: found.similarity } : { key: null, similarity: null };
+}
+
 // Inserts an article: {inserted: id} or {duplicateOf: existing id, similarity}.
 async function addArticle(client, body) {
   try {
@@ -64,12 +74,9 @@ async function addArticle(client, body) {
       'INSERT INTO example_articles (body) VALUES ($1::text) RETURNING id', [body]);
     return { inserted: res.rows[0].id };
   } catch (e) {
-    // A unique index raises 23505 too: the trigger's error names the trigger as its
-    // constraint (and the table), so look at that before reading the DETAIL.
-    if (e.code !== '23505' || e.constraint !== TRIGGER) throw e;
-    const found = parseNearDuplicate(e.detail);
-    if (found === null) return { duplicateOf: null, similarity: null }; // a row we may not read
-    return { duplicateOf: found.key, similarity: found.similarity };
+    const dup = nearDuplicate(e);
+    if (dup === null) throw e;
+    return { duplicateOf: dup.key, similarity: dup.similarity };
   }
 }
 
@@ -117,37 +124,41 @@ async function insertThroughTrigger(client, check) {
       continue;
     }
     const { duplicateOf: key, similarity } = result;
-    console.log(`  ${name}: rejected, a near duplicate of id ${key} (similarity ${similarity.toFixed(3)})`);
-    check(dupOf !== null, `${name} was rejected, but it is no near duplicate`);
-    if (dupOf === null) continue;
-    check(key === ids[dupOf], `${name}: key ${key}, expected ${ids[dupOf]}`);
+    const shown = similarity === null ? '?' : similarity.toFixed(3);
+    console.log(`  ${name}: rejected, a near duplicate of id ${key} (similarity ${shown})`);
+    if (!(check(dupOf !== null, `${name} was rejected, but it is no near duplicate`) &&
+      check(key === ids[dupOf], `${name}: key ${key}, expected ${ids[dupOf]}`))) continue;
     const exact = (await client.query(
       'SELECT simhash_jaccard($1::text, body) AS j FROM example_articles WHERE id = $2::bigint',
       [body, key])).rows[0].j;
-    check(exact !== null && Math.abs(exact - similarity) <= 0.0005 && similarity >= THRESHOLD,
+    check(exact !== null && similarity !== null &&
+      Math.abs(exact - similarity) <= 0.0005 && similarity >= THRESHOLD,
       `${name}: DETAIL says similarity ${similarity}, simhash_jaccard says ${exact}`);
   }
   const count = (await client.query('SELECT count(*)::integer AS n FROM example_articles')).rows[0].n;
   check(count === 3, `example_articles holds ${count} rows, expected 3`);
 
-  // A 23505 of the primary key is not a near duplicate: addArticle lets it through.
+  // A 23505 of the primary key is no near duplicate (addArticle lets it through).
   try {
     await client.query('INSERT INTO example_articles (id, body) OVERRIDING SYSTEM VALUE ' +
       "VALUES ($1::bigint, 'an unrelated text')", [ids.MIT]);
     check(false, 'a duplicate primary key was accepted');
   } catch (e) {
-    check(e.code === '23505' && e.constraint === 'example_articles_pkey' &&
-      parseNearDuplicate(e.detail) === null,
+    check(e.code === '23505' && e.constraint === 'example_articles_pkey' && nearDuplicate(e) === null,
     `the primary key's 23505 looks like the trigger's: ${e.detail}`);
   }
 
   // The parser on the other forms of the DETAIL.
-  check(parseNearDuplicate('Key (id)=(42) is at Hamming distance 2, within the 3 that ' +
-    'trigger "t" allows.').distance === 2, 'Hamming DETAIL');
-  check(parseNearDuplicate('Key (a, b)=(1, 2) has similarity 0.900 to it, at or above the ' +
-    'threshold 0.8 of trigger "t".').key === null, 'two-column key');
+  const hamming = parseNearDuplicate(
+    'Key (id)=(42) is at Hamming distance 2, within the 3 that trigger "t" allows.');
+  check(hamming !== null && hamming.key === '42' && hamming.distance === 2,
+    `the Hamming DETAIL parsed as ${JSON.stringify(hamming)}`);
+  const two = parseNearDuplicate('Key (a, b)=(1, 2) has similarity 0.900 to it, at or above the ' +
+    'threshold 0.8 of trigger "t".');
+  check(two !== null && JSON.stringify(two.keyColumns) === '["a","b"]' && two.key === null,
+    `a two-column key parsed as ${JSON.stringify(two)}`);
   check(parseNearDuplicate('A row you cannot read has a similarity at or above the ' +
-    'threshold 0.8 of trigger "t".') === null, 'hidden row');
+    'threshold 0.8 of trigger "t".') === null, 'a hidden row');
 }
 
 // --- Test data: families of near duplicates -------------------------------------------------
@@ -338,6 +349,7 @@ async function main() {
       failures.push(message);
       console.log(`  WRONG: ${message}`);
     }
+    return ok;
   };
   const client = new Client(); // PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD
   await client.connect();

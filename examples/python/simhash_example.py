@@ -66,6 +66,17 @@ def parse_near_duplicate(detail):
     }
 
 
+def near_duplicate(error):
+    """For the dedupe trigger's 23505: (the existing row's key, similarity), both None when
+    the caller may not read that row. None for any other error, a unique index's included:
+    the trigger's error names the trigger as its constraint (and the table), so that is
+    looked at before the DETAIL."""
+    if not isinstance(error, errors.UniqueViolation) or error.diag.constraint_name != TRIGGER:
+        return None
+    found = parse_near_duplicate(error.diag.message_detail)
+    return (found["key"], found["similarity"]) if found else (None, None)
+
+
 def add_article(conn, body):
     """Inserts an article: ("inserted", new id) or ("duplicate", existing id, similarity)."""
     try:
@@ -75,14 +86,10 @@ def add_article(conn, body):
             ).fetchone()
         return ("inserted", row[0])
     except errors.UniqueViolation as e:
-        # A unique index raises 23505 too: the trigger's error names the trigger as its
-        # constraint (and the table), so look at that before reading the DETAIL.
-        if e.diag.constraint_name != TRIGGER:
+        dup = near_duplicate(e)
+        if dup is None:
             raise
-        found = parse_near_duplicate(e.diag.message_detail)
-        if found is None:
-            return ("duplicate", None, None)  # of a row we may not read
-        return ("duplicate", found["key"], found["similarity"])
+        return ("duplicate", *dup)
 
 
 MIT = ('Permission is hereby granted, free of charge, to any person obtaining a copy of this '
@@ -129,37 +136,41 @@ def insert_through_trigger(conn, check):
             check(dup_of is None, f"{name} was expected to be rejected")
             continue
         _, key, similarity = result
-        print(f"  {name}: rejected, a near duplicate of id {key} (similarity {similarity:.3f})")
-        check(dup_of is not None, f"{name} was rejected, but it is no near duplicate")
-        if dup_of is None:
+        shown = "?" if similarity is None else f"{similarity:.3f}"
+        print(f"  {name}: rejected, a near duplicate of id {key} (similarity {shown})")
+        if not (check(dup_of is not None, f"{name} was rejected, but it is no near duplicate")
+                and check(key == ids[dup_of], f"{name}: key {key}, expected {ids[dup_of]}")):
             continue
-        check(key == ids[dup_of], f"{name}: key {key}, expected {ids[dup_of]}")
         exact = conn.execute(
             "SELECT simhash_jaccard(%s::text, body) FROM example_articles WHERE id = %s::bigint",
             [body, key]).fetchone()[0]
-        check(exact is not None and abs(exact - similarity) <= 0.0005 and similarity >= THRESHOLD,
+        check(exact is not None and similarity is not None
+              and abs(exact - similarity) <= 0.0005 and similarity >= THRESHOLD,
               f"{name}: DETAIL says similarity {similarity}, simhash_jaccard says {exact}")
     count = conn.execute("SELECT count(*) FROM example_articles").fetchone()[0]
     check(count == 3, f"example_articles holds {count} rows, expected 3")
 
-    # A 23505 of the primary key is not a near duplicate: add_article lets it through.
+    # A 23505 of the primary key is no near duplicate (add_article lets it through).
     try:
         with conn.transaction():
             conn.execute("INSERT INTO example_articles (id, body) OVERRIDING SYSTEM VALUE "
                          "VALUES (%s::bigint, 'an unrelated text')", [ids["MIT"]])
         check(False, "a duplicate primary key was accepted")
     except errors.UniqueViolation as e:
-        check(e.diag.constraint_name == "example_articles_pkey"
-              and parse_near_duplicate(e.diag.message_detail) is None,
+        check(e.diag.constraint_name == "example_articles_pkey" and near_duplicate(e) is None,
               f"the primary key's 23505 looks like the trigger's: {e.diag.message_detail}")
 
     # The parser on the other forms of the DETAIL.
-    check(parse_near_duplicate('Key (id)=(42) is at Hamming distance 2, within the 3 that '
-                               'trigger "t" allows.')["distance"] == 2, "Hamming DETAIL")
-    check(parse_near_duplicate('Key (a, b)=(1, 2) has similarity 0.900 to it, at or above the '
-                               'threshold 0.8 of trigger "t".')["key"] is None, "two-column key")
+    hamming = parse_near_duplicate(
+        'Key (id)=(42) is at Hamming distance 2, within the 3 that trigger "t" allows.')
+    check(hamming is not None and (hamming["key"], hamming["distance"]) == (42, 2),
+          f"the Hamming DETAIL parsed as {hamming}")
+    two = parse_near_duplicate('Key (a, b)=(1, 2) has similarity 0.900 to it, at or above the '
+                               'threshold 0.8 of trigger "t".')
+    check(two is not None and (two["key_columns"], two["key"]) == (["a", "b"], None),
+          f"a two-column key parsed as {two}")
     check(parse_near_duplicate('A row you cannot read has a similarity at or above the '
-                               'threshold 0.8 of trigger "t".') is None, "hidden row")
+                               'threshold 0.8 of trigger "t".') is None, "a hidden row")
 
 
 # --- Test data: families of near duplicates -------------------------------------------------
@@ -329,6 +340,7 @@ def main():
         if not ok:
             failures.append(message)
             print(f"  WRONG: {message}", flush=True)
+        return ok
 
     with psycopg.connect(args.dsn, autocommit=True) as conn:
         if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'simhash'").fetchone() is None:
