@@ -37,9 +37,10 @@ const TRIGGER = 'example_articles_dedupe';
 // JavaScript number (node-postgres returns bigint columns as strings too).
 const DETAIL_RE = new RegExp(
   '^Key \\((?<columns>[^()]+)\\)=\\((?<values>.*)\\) ' +
-  '(?:has similarity (?<similarity>[0-9]+\\.[0-9]+) to it, at or above the threshold [0-9.e+-]+' +
-  '|is at Hamming distance (?<distance>[0-9]+), within the [0-9]+ that)' +
-  ' (?:of )?trigger "(?<trigger>[^"]*)"(?: allows)?\\.$', 's');
+  '(?:has similarity (?<similarity>[0-9]\\.[0-9]{3}) to it, at or above the threshold ' +
+  '[0-9.e+-]+ of trigger "(?<triggerT>[^"]*)"' +
+  '|is at Hamming distance (?<distance>[0-9]+), within the [0-9]+ that trigger ' +
+  '"(?<triggerK>[^"]*)" allows)\\.$', 's');
 
 // The trigger's DETAIL as {keyColumns, key, similarity, distance, trigger}, or null when
 // it names no row (a row the caller cannot read) or is not the trigger's.
@@ -53,7 +54,7 @@ function parseNearDuplicate(detail) {
     key: columns.length === 1 && /^-?[0-9]+$/.test(g.values) ? g.values : null,
     similarity: g.similarity !== undefined ? Number(g.similarity) : null,
     distance: g.distance !== undefined ? Number(g.distance) : null,
-    trigger: g.trigger,
+    trigger: g.similarity !== undefined ? g.triggerT : g.triggerK,
   };
 }
 
@@ -151,7 +152,7 @@ async function insertThroughTrigger(client, check) {
   // The parser on the other forms of the DETAIL.
   const hamming = parseNearDuplicate(
     'Key (id)=(42) is at Hamming distance 2, within the 3 that trigger "t" allows.');
-  check(hamming !== null && hamming.key === '42' && hamming.distance === 2,
+  check(hamming !== null && hamming.key === '42' && hamming.distance === 2 && hamming.trigger === 't',
     `the Hamming DETAIL parsed as ${JSON.stringify(hamming)}`);
   const two = parseNearDuplicate('Key (a, b)=(1, 2) has similarity 0.900 to it, at or above the ' +
     'threshold 0.8 of trigger "t".');

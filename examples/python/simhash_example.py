@@ -42,9 +42,10 @@ TRIGGER = "example_articles_dedupe"
 # could not be split reliably).
 DETAIL_RE = re.compile(
     r'Key \((?P<columns>[^()]+)\)=\((?P<values>.*)\) '
-    r'(?:has similarity (?P<similarity>[0-9]+\.[0-9]+) to it, at or above the threshold [0-9.e+-]+'
-    r'|is at Hamming distance (?P<distance>[0-9]+), within the [0-9]+ that)'
-    r' (?:of )?trigger "(?P<trigger>[^"]*)"(?: allows)?\.')
+    r'(?:has similarity (?P<similarity>[0-9]\.[0-9]{3}) to it, at or above the threshold '
+    r'[0-9.e+-]+ of trigger "(?P<trigger_t>[^"]*)"'
+    r'|is at Hamming distance (?P<distance>[0-9]+), within the [0-9]+ that trigger '
+    r'"(?P<trigger_k>[^"]*)" allows)\.')
 
 
 def parse_near_duplicate(detail):
@@ -62,7 +63,7 @@ def parse_near_duplicate(detail):
         "key": key,
         "similarity": float(m["similarity"]) if m["similarity"] else None,
         "distance": int(m["distance"]) if m["distance"] else None,
-        "trigger": m["trigger"],
+        "trigger": m["trigger_t"] if m["similarity"] else m["trigger_k"],
     }
 
 
@@ -163,7 +164,7 @@ def insert_through_trigger(conn, check):
     # The parser on the other forms of the DETAIL.
     hamming = parse_near_duplicate(
         'Key (id)=(42) is at Hamming distance 2, within the 3 that trigger "t" allows.')
-    check(hamming is not None and (hamming["key"], hamming["distance"]) == (42, 2),
+    check(hamming is not None and (hamming["key"], hamming["distance"], hamming["trigger"]) == (42, 2, "t"),
           f"the Hamming DETAIL parsed as {hamming}")
     two = parse_near_duplicate('Key (a, b)=(1, 2) has similarity 0.900 to it, at or above the '
                                'threshold 0.8 of trigger "t".')
