@@ -62,7 +62,13 @@ if [[ ${extension_only} -eq 0 ]]; then
         # The TAP tests (t/, scripts/tap.sh): PostgreSQL::Test::Cluster runs its servers
         # and clients through IPC::Run.
         libipc-run-perl
+        # The example programs (examples/): psycopg 3 for Python, Node.js for node-postgres.
+        python3-psycopg nodejs
     )
+    # npm fetches node-postgres for examples/node: Debian's, unless an npm is there already
+    # (the nodejs package of NodeSource brings its own, and cannot be installed beside
+    # Debian's).
+    command -v npm >/dev/null 2>&1 || packages+=(npm)
 fi
 
 # run CMD... : run a step; with --quiet, its output goes to build/setup.log.

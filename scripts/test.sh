@@ -25,6 +25,11 @@
 #   stress         test/stress/dedupe_stress.sh: 16 concurrent writers of near duplicates
 #   dump           test/dump/dump_restore.sh: pg_dump and restore keep layouts, indexes,
 #                  the dedupe trigger and the answers
+#   examples       examples/run.sh: the example programs with real drivers, Python
+#                  (psycopg 3) and Node.js (node-postgres, `npm ci` from the lock file on
+#                  the first run), each checking its answers: the dedupe trigger's 23505 and
+#                  the key in its DETAIL, a parameterized threshold search against brute
+#                  force, a dedupe job with simhash_similar_clusters and its NOTICEs
 #   fuzz           scripts/fuzz.sh --smoke --sql: each libFuzzer target of the core and
 #                  its C ABI for 7 s under ASan + UBSan (build-fuzz/, clang), then the SQL
 #                  fuzzer at its smoke size in five database encodings
@@ -137,6 +142,10 @@ stage_dump() {
     test/dump/dump_restore.sh
 }
 
+stage_examples() {
+    examples/run.sh
+}
+
 stage_fuzz() {
     scripts/fuzz.sh --smoke --sql
 }
@@ -192,6 +201,7 @@ needs_setup hostile stage_hostile
 needs_setup tap stage_tap
 needs_setup stress stage_stress
 needs_setup dump stage_dump
+needs_setup examples stage_examples
 needs_setup fuzz stage_fuzz
 needs_setup citus stage_citus
 run_stage system-untouched stage_system_untouched
