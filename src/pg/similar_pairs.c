@@ -394,6 +394,14 @@ add_row(SimilarRun *run, int64 id, text *t)
 		simhash_similar_memory(run->engine) + (Size) bytes * BYTES_PER_TEXT_BYTE > run->limit)
 		go_external(run);
 
+	/*
+	 * External, a batch's sets are held until they are written: a batch is handed over
+	 * before they could pass half of work_mem.
+	 */
+	if (run->external && run->nbatch > 0 &&
+		(run->batch_bytes + bytes) * BYTES_PER_TEXT_BYTE > run->limit / 2)
+		flush_batch(run);
+
 	old = MemoryContextSwitchTo(run->batch_cxt);
 	/* In UTF-8, converted from the database's encoding where that is another. */
 	utf8 = simhash_bytes_utf8(VARDATA_ANY(t), bytes, &len);
@@ -586,6 +594,7 @@ output_clusters(SimilarRun *run, ReturnSetInfo *rsinfo)
 		for (size_t i = 0; i < count; i++)
 			put_result(rsinfo, buf[i].id, buf[i].cluster_id, buf[i].similarity);
 		first += count;
+		run->results += count;
 		if (count == 0)
 			break;
 		CHECK_FOR_INTERRUPTS();
