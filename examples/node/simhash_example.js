@@ -298,9 +298,11 @@ async function dedupeJob(client, check, workMem, expectNotice) {
   let deleted;
   try {
     await client.query('BEGIN');
-    // work_mem bounds the job's memory: beyond it the job goes on through temporary
-    // tables, and says so in a NOTICE. In memory it NOTICEs its progress every 5 s.
+    // work_mem bounds the job's memory: beyond it the shingle sets go on in temporary
+    // files. It NOTICEs its progress every 5 s, and at client_min_messages = debug1 it
+    // ends with a summary (rows, distinct texts, rows returned, its peak memory).
     await client.query("SELECT set_config('work_mem', $1::text, true)", [workMem]);
+    await client.query("SELECT set_config('client_min_messages', 'debug1', true)");
     deleted = (await client.query(JOB, [THRESHOLD])).rowCount;
     await client.query('COMMIT');
   } catch (e) {
@@ -310,7 +312,7 @@ async function dedupeJob(client, check, workMem, expectNotice) {
     client.off('notice', onNotice);
   }
   console.log(`  deleted ${deleted} rows in ${seconds().toFixed(1)} s ` +
-    `(work_mem ${workMem}), ${notices.length} NOTICEs`);
+    `(work_mem ${workMem}), ${notices.length} messages`);
 
   check(deleted === expected.deleted, `deleted ${deleted}, expected ${expected.deleted}`);
   const left = (await client.query('SELECT kind, count(*)::integer AS n FROM example_crawl GROUP BY kind')).rows;
@@ -318,7 +320,7 @@ async function dedupeJob(client, check, workMem, expectNotice) {
     left.reduce((s, r) => s + r.n, 0) === expected.kept, `rows left by kind: ${JSON.stringify(left)}`);
   if (expectNotice) {
     check(notices.some((m) => m.startsWith('simhash_similar_clusters: ')),
-      'no NOTICE of simhash_similar_clusters reached the notice handler');
+      'no message of simhash_similar_clusters reached the notice handler');
   }
   const again = (await client.query(JOB, [THRESHOLD])).rowCount;
   check(again === 0, `a second run deleted ${again} rows`);

@@ -304,14 +304,16 @@ def dedupe_job(conn, check, work_mem, expect_notice):
     conn.add_notice_handler(on_notice)
     try:
         with conn.transaction():
-            # work_mem bounds the job's memory: beyond it the job goes on through temporary
-            # tables, and says so in a NOTICE. In memory it NOTICEs its progress every 5 s.
+            # work_mem bounds the job's memory: beyond it the shingle sets go on in temporary
+            # files. It NOTICEs its progress every 5 s, and at client_min_messages = debug1
+            # it ends with a summary (rows, distinct texts, rows returned, its peak memory).
             conn.execute("SELECT set_config('work_mem', %s::text, true)", [work_mem])
+            conn.execute("SELECT set_config('client_min_messages', 'debug1', true)")
             deleted = conn.execute(JOB, [THRESHOLD]).rowcount
     finally:
         conn.remove_notice_handler(on_notice)
     print(f"  deleted {deleted} rows in {time.monotonic() - start:.1f} s "
-          f"(work_mem {work_mem}), {len(notices)} NOTICEs")
+          f"(work_mem {work_mem}), {len(notices)} messages")
 
     check(deleted == expected.get(False, 0), f"deleted {deleted}, expected {expected.get(False, 0)}")
     left = dict(conn.execute("SELECT kind, count(*) FROM example_crawl GROUP BY kind"))
@@ -319,7 +321,7 @@ def dedupe_job(conn, check, work_mem, expect_notice):
           f"rows left by kind: {left}")
     if expect_notice:
         check(any(m.startswith("simhash_similar_clusters: ") for m in notices),
-              "no NOTICE of simhash_similar_clusters reached the notice handler")
+              "no message of simhash_similar_clusters reached the notice handler")
     again = conn.execute(JOB, [THRESHOLD]).rowcount
     check(again == 0, f"a second run deleted {again} rows")
 
