@@ -873,6 +873,9 @@ BEGIN
         -- No key column: the operator %~, served by a GIN index with simhash_ops on
         -- text_col, at min_similarity (a local setting, undone when this function returns:
         -- it has a SET clause).
+        -- Every digit of min_similarity: a negative extra_float_digits in the caller's
+        -- session would round its text (0.76 to 0.8 at -15). Local too, undone on return.
+        PERFORM pg_catalog.set_config('extra_float_digits', '3', true);
         PERFORM pg_catalog.set_config('simhash.similarity_threshold', min_similarity::pg_catalog.text, true);
         RETURN QUERY EXECUTE format(
             'SELECT s.t, s.similarity FROM ('

@@ -1,0 +1,39 @@
+-- Findings of the attack review of the similarity operators, simhash_ops,
+-- simhash_similar_nearest without a key column and simhash_create_index_statements: each
+-- case here failed before its fix.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
+\set VERBOSITY terse
+
+-- == simhash_similar_nearest without a key column: min_similarity as given ==
+-- It hands min_similarity to %~ through the setting, as text. A session whose
+-- extra_float_digits is negative prints float8 with fewer digits (-15: one), so that 0.76
+-- became 0.8 (a row of 0.77 missed) and 0.74 became 0.7 (a row of 0.70 returned).
+CREATE TABLE regress_simhash_attack_docs (id integer PRIMARY KEY, body text);
+INSERT INTO regress_simhash_attack_docs VALUES
+    (1, 'the quick brown fox jumps over the lazy dog near the river bank today'),
+    (2, 'the quick brown fox jumps over the lazy dog near the river bank yesterday'),
+    (3, 'the quick brown fox jumps over the lazy cat near the river bank yesterday morning');
+CREATE INDEX ON regress_simhash_attack_docs USING gin (body simhash_ops);
+SELECT a.id AS id1, b.id AS id2, round(simhash_jaccard(a.body, b.body)::numeric, 4) AS similarity
+FROM regress_simhash_attack_docs a, regress_simhash_attack_docs b WHERE a.id < b.id ORDER BY 1, 2;
+SET extra_float_digits = -15;
+-- 2 (0.7705 to 1) is at least 0.76; 3 (0.70 to 2) is below 0.74.
+SELECT (n.doc).id, round(n.similarity::numeric, 4) AS similarity
+FROM simhash_similar_nearest(NULL::regress_simhash_attack_docs, 'body', NULL,
+                             (SELECT body FROM regress_simhash_attack_docs WHERE id = 1), 10, 0.76) n;
+SELECT (n.doc).id, round(n.similarity::numeric, 4) AS similarity
+FROM simhash_similar_nearest(NULL::regress_simhash_attack_docs, 'body', NULL,
+                             (SELECT body FROM regress_simhash_attack_docs WHERE id = 2), 10, 0.74) n;
+-- The same rows as the stored-key form, and the session's settings untouched.
+ALTER TABLE regress_simhash_attack_docs ADD COLUMN lsh bigint[] GENERATED ALWAYS AS (simhash_lsh(body)) STORED;
+SELECT t::numeric AS t,
+       ARRAY(SELECT (n.doc).id FROM simhash_similar_nearest(NULL::regress_simhash_attack_docs, 'body', NULL, d.body, 10, t) n)
+     = ARRAY(SELECT (n.doc).id FROM simhash_similar_nearest(NULL::regress_simhash_attack_docs, 'body', 'lsh', d.body, 10, t) n) AS same
+FROM regress_simhash_attack_docs d, (VALUES (0.7::float8), (0.74), (0.76), (0.85), (1)) v (t)
+WHERE d.id IN (1, 2) ORDER BY d.id, t;
+SHOW extra_float_digits;
+SHOW simhash.similarity_threshold;
+RESET extra_float_digits;
+DROP TABLE regress_simhash_attack_docs;
