@@ -37,3 +37,17 @@ SHOW extra_float_digits;
 SHOW simhash.similarity_threshold;
 RESET extra_float_digits;
 DROP TABLE regress_simhash_attack_docs;
+
+-- == simhash_create_index_statements on a partitioned table ==
+-- PostgreSQL builds no index CONCURRENTLY on a partitioned table: the statements printed
+-- all failed under \gexec but the last, which recorded a layout without its indexes. Now
+-- refused (0A000) before any statement, and nothing is recorded.
+CREATE TABLE regress_simhash_attack_parts (id integer, fp bigint) PARTITION BY RANGE (id);
+CREATE TABLE regress_simhash_attack_parts_1 PARTITION OF regress_simhash_attack_parts FOR VALUES FROM (0) TO (1000);
+INSERT INTO regress_simhash_attack_parts SELECT i, simhash('text ' || i) FROM generate_series(1, 999) i;
+SELECT * FROM simhash_create_index_statements('regress_simhash_attack_parts', 'fp', 3, 4) \gexec
+SELECT count(*) AS layouts FROM simhash_layouts WHERE tbl = 'regress_simhash_attack_parts'::regclass;
+-- A partition is a table of its own: its statements work.
+SELECT * FROM simhash_create_index_statements('regress_simhash_attack_parts_1', 'fp', 3, 4) \gexec
+SELECT index, blocks, block FROM simhash_block_indexes('regress_simhash_attack_parts_1', 'fp');
+DROP TABLE regress_simhash_attack_parts;

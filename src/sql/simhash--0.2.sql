@@ -1025,6 +1025,13 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
     PERFORM @extschema@.simhash_check_column(tbl, col);
+    -- PostgreSQL builds no index CONCURRENTLY on a partitioned table: every statement would
+    -- fail but the last, which would record a layout without its indexes.
+    IF EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = tbl AND c.relkind = 'p') THEN
+        RAISE EXCEPTION 'simhash: % is a partitioned table, on which no index is built concurrently', tbl
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'simhash_create_index builds them on a partitioned table (blocking writes while it runs).';
+    END IF;
     IF max_distance IS NULL OR max_distance < 0 OR max_distance > 16 THEN
         RAISE EXCEPTION 'simhash: max_distance must be between 0 and 16, got %', coalesce(max_distance::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
