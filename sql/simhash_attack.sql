@@ -51,3 +51,27 @@ SELECT count(*) AS layouts FROM simhash_layouts WHERE tbl = 'regress_simhash_att
 SELECT * FROM simhash_create_index_statements('regress_simhash_attack_parts_1', 'fp', 3, 4) \gexec
 SELECT index, blocks, block FROM simhash_block_indexes('regress_simhash_attack_parts_1', 'fp');
 DROP TABLE regress_simhash_attack_parts;
+
+-- == simhash_similar_nearest on a table with a column named t ==
+-- Its query named the row t, which such a column took over (42804, "structure of query
+-- does not match"), with a key column or without; and a temporary table named after a
+-- built-in type keeps its own row type.
+CREATE TABLE regress_simhash_attack_t (id integer, t text, lsh bigint[] GENERATED ALWAYS AS (simhash_lsh(t)) STORED);
+INSERT INTO regress_simhash_attack_t (id, t) VALUES
+    (1, 'the quick brown fox jumps over the lazy dog near the river bank today'),
+    (2, 'the quick brown fox jumps over the lazy dog near the river bank yesterday'),
+    (3, 'something else entirely, about databases and their indexes');
+CREATE INDEX ON regress_simhash_attack_t USING gin (t simhash_ops);
+SELECT (n.doc).id, round(n.similarity::numeric, 4) AS similarity
+FROM simhash_similar_nearest(NULL::regress_simhash_attack_t, 't', NULL,
+                             'the quick brown fox jumps over the lazy dog near the river bank today', 10, 0.75) n;
+SELECT (n.doc).id, round(n.similarity::numeric, 4) AS similarity
+FROM simhash_similar_nearest(NULL::regress_simhash_attack_t, 't', 'lsh',
+                             'the quick brown fox jumps over the lazy dog near the river bank today', 10, 0.75) n;
+CREATE TEMP TABLE int4 (id integer, body text);
+INSERT INTO int4 SELECT id, t FROM regress_simhash_attack_t;
+SELECT (n.doc).id, pg_typeof(n.doc) = 'pg_temp.int4'::regtype AS own_type
+FROM simhash_similar_nearest(NULL::pg_temp.int4, 'body', NULL,
+                             'the quick brown fox jumps over the lazy dog near the river bank today', 10, 0.75) n;
+DROP TABLE pg_temp.int4;
+DROP TABLE regress_simhash_attack_t;

@@ -869,6 +869,8 @@ BEGIN
     IF q IS NULL OR lim = 0 THEN
         RETURN;
     END IF;
+    -- The row is (t.*) cast to its type (a regtype, qualified where a name would be taken):
+    -- a bare t would be a column of the table named t.
     IF keys_col IS NULL THEN
         -- No key column: the operator %~, served by a GIN index with simhash_ops on
         -- text_col, at min_similarity (a local setting, undone when this function returns:
@@ -879,19 +881,19 @@ BEGIN
         PERFORM pg_catalog.set_config('simhash.similarity_threshold', min_similarity::pg_catalog.text, true);
         RETURN QUERY EXECUTE format(
             'SELECT s.t, s.similarity FROM ('
-            '  SELECT t, t.ctid AS tid, @extschema@.simhash_jaccard(t.%1$I::pg_catalog.text, $1) AS similarity FROM %2$s t'
+            '  SELECT (t.*)::%3$s AS t, t.ctid AS tid, @extschema@.simhash_jaccard(t.%1$I::pg_catalog.text, $1) AS similarity FROM %2$s t'
             '  WHERE t.%1$I::pg_catalog.text OPERATOR(@extschema@.%%~) $1) s'
             ' ORDER BY s.similarity DESC, s.tid LIMIT $2',
-            text_col, target)
+            text_col, target, pg_catalog.pg_typeof(rel))
             USING q, lim;
         RETURN;
     END IF;
     RETURN QUERY EXECUTE format(
         'SELECT s.t, s.similarity FROM ('
-        '  SELECT t, t.ctid AS tid, @extschema@.simhash_jaccard(t.%1$I::pg_catalog.text, $1) AS similarity FROM %2$s t'
+        '  SELECT (t.*)::%4$s AS t, t.ctid AS tid, @extschema@.simhash_jaccard(t.%1$I::pg_catalog.text, $1) AS similarity FROM %2$s t'
         '  WHERE t.%3$I OPERATOR(pg_catalog.&&) @extschema@.simhash_lsh($1)) s'
         ' WHERE s.similarity >= $2 ORDER BY s.similarity DESC, s.tid LIMIT $3',
-        text_col, target, keys_col)
+        text_col, target, keys_col, pg_catalog.pg_typeof(rel))
         USING q, min_similarity, lim;
 END
 $$;
