@@ -36,6 +36,28 @@ WHERE d.id IN (1, 2) ORDER BY d.id, t;
 SHOW extra_float_digits;
 SHOW simhash.similarity_threshold;
 RESET extra_float_digits;
+-- Within a transaction too: set_config(..., true) lasted until the transaction's end (a
+-- function's SET clause undoes on return only the settings it names), so the caller's
+-- next %~ ran at the function's min_similarity, and extra_float_digits stayed changed.
+BEGIN;
+SET LOCAL simhash.similarity_threshold = 0.5;
+SET LOCAL extra_float_digits = 0;
+SELECT count(*) AS found FROM simhash_similar_nearest(NULL::regress_simhash_attack_docs, 'body', NULL,
+                             (SELECT body FROM regress_simhash_attack_docs WHERE id = 1), 10, 0.95);
+SHOW simhash.similarity_threshold;
+SHOW extra_float_digits;
+-- 1 and 2 (0.53 and 0.70 to 3, at the transaction's 0.5)
+SELECT id FROM regress_simhash_attack_docs
+WHERE body %~ (SELECT body FROM regress_simhash_attack_docs WHERE id = 3) AND id <> 3 ORDER BY id;
+COMMIT;
+BEGIN;
+SET simhash.similarity_threshold = 0.7;
+SELECT count(*) AS found FROM simhash_similar_nearest(NULL::regress_simhash_attack_docs, 'body', NULL,
+                             (SELECT body FROM regress_simhash_attack_docs WHERE id = 1), 10, 0.9);
+SHOW simhash.similarity_threshold;
+COMMIT;
+SHOW simhash.similarity_threshold;
+RESET simhash.similarity_threshold;
 DROP TABLE regress_simhash_attack_docs;
 
 -- == simhash_create_index_statements on a partitioned table ==

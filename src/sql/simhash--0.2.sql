@@ -834,6 +834,11 @@ CREATE FUNCTION simhash_similar_nearest(rel anyelement, text_col name, keys_col 
     RETURNS TABLE (doc anyelement, similarity double precision)
     LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
     SET search_path = pg_catalog, pg_temp
+    -- Set below for %~ with set_config(..., true), which PostgreSQL undoes when the
+    -- function returns only for the settings of its SET clauses (else at the end of the
+    -- transaction); extra_float_digits = 3 also prints min_similarity with every digit.
+    SET simhash.similarity_threshold = 0.8
+    SET extra_float_digits = 3
     AS $$
 DECLARE
     target regclass;
@@ -875,9 +880,8 @@ BEGIN
         -- No key column: the operator %~, served by a GIN index with simhash_ops on
         -- text_col, at min_similarity (a local setting, undone when this function returns:
         -- it has a SET clause).
-        -- Every digit of min_similarity: a negative extra_float_digits in the caller's
-        -- session would round its text (0.76 to 0.8 at -15). Local too, undone on return.
-        PERFORM pg_catalog.set_config('extra_float_digits', '3', true);
+        -- (min_similarity::text has every digit: extra_float_digits is 3 here, not the
+        -- caller's, which if negative rounded 0.76 to 0.8.)
         PERFORM pg_catalog.set_config('simhash.similarity_threshold', min_similarity::pg_catalog.text, true);
         RETURN QUERY EXECUTE format(
             'SELECT s.t, s.similarity FROM ('
