@@ -17,6 +17,9 @@
  *
  * On a view (INSTEAD OF INSERT, for Citus) the same steps, with one SPI    dedupe_view.c
  * query for the search and an INSERT into the table.
+ *
+ * CREATE TRIGGER ... simhash_dedupe(...): the arguments checked at once,   dedupe_check.c
+ * by an event trigger, with the same functions as at run time.
  */
 #ifndef SIMHASH_PG_DEDUPE_H
 #define SIMHASH_PG_DEDUPE_H
@@ -131,6 +134,7 @@ typedef struct RowWork
 
 /* dedupe_config.c: the trigger's arguments */
 extern DedupeConfig *make_config(FunctionCallInfo fcinfo, TriggerData *td);
+extern void check_table_trigger(Relation rel, Trigger *tg, Oid nsp);
 extern void check_argument_count(Trigger *tg);
 extern void parse_text_column(DedupeConfig *c, Relation rel, Trigger *tg);
 extern void parse_limit(DedupeConfig *c, Trigger *tg);
@@ -161,6 +165,7 @@ extern void search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, const int
 
 /* dedupe_view.c: the trigger on a view */
 extern Datum dedupe_through_view(FunctionCallInfo fcinfo, TriggerData *td);
+extern void check_view_trigger(Relation view, Trigger *tg, Oid nsp);
 
 #pragma GCC visibility pop
 

@@ -697,7 +697,22 @@ CREATE FUNCTION simhash_dedupe() RETURNS trigger
     AS 'MODULE_PATHNAME', 'simhash_dedupe'
     LANGUAGE C;
 COMMENT ON FUNCTION simhash_dedupe() IS
-'BEFORE INSERT OR UPDATE row trigger keeping near duplicates out: arguments text column, key column (a bigint fingerprint with a maximum distance 0..16; a bigint[] of simhash_lsh keys with a similarity threshold 0.7..1, written with a decimal point), the distance or threshold, policy reject | skip | link [, link column]';
+'BEFORE INSERT OR UPDATE row trigger keeping near duplicates out: arguments text column, key column (a bigint fingerprint with a maximum distance k=0..16; a bigint[] of simhash_lsh keys with a similarity threshold similarity=0.7..1), the limit (''k=3'' or ''similarity=0.8''; the older ''3'' and ''0.8'' still mean the same), policy reject | skip | link [, link column]';
+
+-- Checks the arguments of every simhash_dedupe trigger when it is created (CREATE TRIGGER),
+-- rather than at the first row written (src/pg/dedupe_check.c). Fired for every CREATE
+-- TRIGGER of the database, with the rights of the role creating it; it reads catalogs only
+-- (by OID) and ignores triggers of other functions. EXECUTE is revoked: PostgreSQL does
+-- not check it for event triggers, and nobody else needs to call it.
+CREATE FUNCTION simhash_dedupe_check_trigger() RETURNS event_trigger
+    AS 'MODULE_PATHNAME', 'simhash_dedupe_check_trigger'
+    LANGUAGE C;
+COMMENT ON FUNCTION simhash_dedupe_check_trigger() IS
+'event trigger (ddl_command_end, CREATE TRIGGER): checks the arguments of each simhash_dedupe trigger created, with the errors its first row would raise';
+REVOKE ALL ON FUNCTION simhash_dedupe_check_trigger() FROM PUBLIC;
+CREATE EVENT TRIGGER simhash_dedupe_check_trigger ON ddl_command_end
+    WHEN TAG IN ('CREATE TRIGGER')
+    EXECUTE FUNCTION simhash_dedupe_check_trigger();
 
 
 -- == All pairs and clusters of a table =========================================
