@@ -20,6 +20,10 @@
  *
  * CREATE TRIGGER ... simhash_dedupe(...): the arguments checked at once,   dedupe_check.c
  * by an event trigger, with the same functions as at run time.
+ *
+ * simhash_dedupe_insert(table, query): a bulk load that reads its rows,    dedupe_bulk.c
+ * takes all their lock keys at once in one order, then inserts them
+ * (the trigger checks each row, with the keys already held).
  */
 #ifndef SIMHASH_PG_DEDUPE_H
 #define SIMHASH_PG_DEDUPE_H
@@ -135,6 +139,7 @@ typedef struct RowWork
 /* dedupe_config.c: the trigger's arguments */
 extern DedupeConfig *make_config(FunctionCallInfo fcinfo, TriggerData *td);
 extern void check_table_trigger(Relation rel, Trigger *tg, Oid nsp);
+extern DedupeConfig *bulk_config(Relation rel, Trigger *tg, Oid nsp);
 extern void check_argument_count(Trigger *tg);
 extern void parse_text_column(DedupeConfig *c, Relation rel, Trigger *tg);
 extern void parse_limit(DedupeConfig *c, Trigger *tg);
@@ -156,6 +161,8 @@ extern void load_lock_secret(DedupeConfig *c, Oid nsp);
 extern size_t row_lock_keys(DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh,
 							uint32 *keys);
 extern void serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n);
+extern void serialize_bulk(DedupeConfig *c, const uint32 *keys, size_t n);
+extern Oid	set_bulk_root(Oid root);
 
 /* dedupe_search.c: the near duplicates of a row in one target */
 extern void search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, const int64 *lsh,

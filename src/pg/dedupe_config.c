@@ -574,14 +574,14 @@ check_argument_count(Trigger *tg)
  * and partitions, the advice NOTICE, the secret of the lock keys) are left out.
  */
 static DedupeConfig *
-table_config(Relation rel, Trigger *tg, Oid nsp, bool at_create)
+table_config(Relation rel, Trigger *tg, Oid nsp, bool at_create, bool partitioned_ok)
 {
 	DedupeConfig *c = palloc0(sizeof(DedupeConfig));
 	Relation	root;
 
 	check_argument_count(tg);
 	if (rel->rd_rel->relkind != RELKIND_RELATION &&
-		!(at_create && rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE))
+		!(partitioned_ok && rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("simhash_dedupe: trigger \"%s\" is on \"%s\", which is not a table",
@@ -625,7 +625,18 @@ table_config(Relation rel, Trigger *tg, Oid nsp, bool at_create)
 void
 check_table_trigger(Relation rel, Trigger *tg, Oid nsp)
 {
-	(void) table_config(rel, tg, nsp, true);
+	(void) table_config(rel, tg, nsp, true, true);
+}
+
+/*
+ * The configuration of trigger tg on rel (a table, a partition or a partitioned table) for
+ * simhash_dedupe_insert() (dedupe_bulk.c), in the current memory context: the keys its
+ * rows will lock, as the trigger on each partition computes them (same root, same limit).
+ */
+DedupeConfig *
+bulk_config(Relation rel, Trigger *tg, Oid nsp)
+{
+	return table_config(rel, tg, nsp, false, true);
 }
 
 /*
@@ -637,7 +648,7 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 {
 	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 	DedupeConfig *c = table_config(td->tg_relation, td->tg_trigger,
-								   get_func_namespace(fcinfo->flinfo->fn_oid), false);
+								   get_func_namespace(fcinfo->flinfo->fn_oid), false, false);
 
 	MemoryContextSwitchTo(old);
 	return c;

@@ -714,6 +714,17 @@ CREATE EVENT TRIGGER simhash_dedupe_check_trigger ON ddl_command_end
     WHEN TAG IN ('CREATE TRIGGER')
     EXECUTE FUNCTION simhash_dedupe_check_trigger();
 
+-- A bulk load into a table with a simhash_dedupe trigger that cannot deadlock with another:
+-- reads the rows of query once, takes all their lock keys at once in ascending order (or
+-- the table lock), then inserts them, the trigger checking each (src/pg/dedupe_bulk.c).
+-- Runs query with the caller's rights and search_path, as simhash_pairs does: VOLATILE,
+-- PARALLEL UNSAFE (it writes).
+CREATE FUNCTION simhash_dedupe_insert(target regclass, query text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'simhash_dedupe_insert'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_dedupe_insert(regclass, text) IS
+'inserts the rows of query (columns named like the columns of target they fill, the text column among them) into target, which has a simhash_dedupe trigger, taking every lock key of the rows at once in one order before writing any (or the table lock for a large load), so that concurrent bulk loads cannot deadlock; each row is checked by the trigger as for INSERT (reject | skip | link); returns the rows inserted';
+
 
 -- == All pairs and clusters of a table =========================================
 
