@@ -112,6 +112,36 @@ CREATE TRIGGER dedupe BEFORE INSERT ON parts FOR EACH ROW
 SELECT simhash_dedupe_insert('parts', 'SELECT n AS id, body FROM src WHERE n < 100 OR n > 295 ORDER BY n') AS inserted;
 SELECT tableoid::regclass AS part, id, dup_of, lsh = simhash_lsh(body) AS keys_ok FROM parts ORDER BY id;
 
+-- The rows pass through COPY FROM (COPY's text format, in the server's encoding whatever
+-- the client's): tabs, newlines, backslashes, \N, non-ASCII text and NULLs come through
+-- as they are; values are converted as COPY converts them.
+TRUNCATE docs;
+SET client_encoding = 'LATIN1';
+SELECT simhash_dedupe_insert('docs', $$SELECT * FROM (VALUES
+    (1, E'tab\there, newline\nthere, backslash \\ and \\N, carriage\rreturn'),
+    (2, convert_from('\x636166c3a920c3a0206cc3a0206dc3aa6d65'::bytea, 'UTF8')),
+    (3, NULL), (4, E'\\N')) v (id, body)$$) AS inserted;
+RESET client_encoding;
+SELECT id, body IS NULL AS is_null, md5(body), convert_to(body, 'UTF8') FROM docs ORDER BY id;
+SELECT md5(E'tab\there, newline\nthere, backslash \\ and \\N, carriage\rreturn') AS expected_md5;
+
+-- Row-level security: COPY FROM would skip the policies, so the rows go one INSERT each,
+-- and the policies hold.
+CREATE TABLE guarded (id integer PRIMARY KEY, body text, fp bigint);
+CREATE TRIGGER dedupe BEFORE INSERT ON guarded FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', 'k=3', 'skip');
+ALTER TABLE guarded ENABLE ROW LEVEL SECURITY;
+CREATE POLICY small ON guarded FOR ALL TO PUBLIC USING (true) WITH CHECK (id < 100);
+GRANT SELECT, INSERT ON guarded TO regress_simhash_bulk_writer;
+GRANT SELECT ON src TO regress_simhash_bulk_writer;
+SET ROLE regress_simhash_bulk_writer;
+SELECT simhash_dedupe_insert('guarded', 'SELECT n AS id, body FROM src WHERE n IN (1, 2, 3)') AS inserted;
+SELECT simhash_dedupe_insert('guarded', 'SELECT n AS id, body FROM src WHERE n = 150') AS inserted;
+RESET ROLE;
+SELECT id FROM guarded ORDER BY id;
+REVOKE SELECT ON src FROM regress_simhash_bulk_writer;
+DROP TABLE guarded;
+
 -- errors, each before any row is written
 SELECT simhash_dedupe_insert('src', 'SELECT 1 AS n');
 CREATE VIEW docs_v AS SELECT * FROM docs;
