@@ -155,7 +155,7 @@ done
 # of rows drawn at random from the data (the table holds them or near duplicates of them,
 # so skip drops and link links most): per-transaction latencies from pgbench's log.
 psql -v data="${data}" <<'SQL'
-CREATE TABLE extra (rid integer, body text);
+CREATE TABLE extra (rid integer PRIMARY KEY, body text);
 CREATE TEMP TABLE raw (id bigint, body text);
 COPY raw FROM :'data';
 INSERT INTO extra SELECT row_number() OVER (), body FROM raw;
