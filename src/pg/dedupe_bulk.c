@@ -13,7 +13,8 @@
  * row_lock_keys(), on the row as the target's columns hold it), and takes them ALL before
  * it writes any row: sorted, distinct, one after the other (serialize_bulk()); or, for a
  * load with many keys, SHARE ROW EXCLUSIVE on the table, waiting for it (one lock, in
- * place of many keys). Then it inserts the rows through PostgreSQL's COPY FROM (fed in
+ * place of many keys: decided from the number of rows before any key is computed, when
+ * they may take that many, bulk_takes_table()). Then it inserts the rows through PostgreSQL's COPY FROM (fed in
  * COPY's text format from the tuplestore; one INSERT each through SPI on a table with
  * row-level security, whose policies COPY FROM would skip): the trigger checks every row
  * as for any INSERT (same search, same policies, rows of the load that are near
@@ -421,6 +422,7 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	KeySet		ks;
 	MemoryContext row_cxt;
 	uint64		inserted = 0;
+	uint64		nrows = 0;
 	Datum	   *tvalues = palloc(desc->natts * sizeof(Datum));
 	bool	   *tnulls = palloc(desc->natts * sizeof(bool));
 
@@ -443,7 +445,7 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("simhash_dedupe_insert: the query must be one SELECT (or VALUES) that returns the rows to insert")));
 
-	/* 1. Read the rows, and compute the lock keys of each as the trigger will. */
+	/* 1. Read the rows. */
 	rows = tuplestore_begin_heap(false, false, work_mem);
 	ks.capacity = 1024;
 	ks.n = 0;
@@ -491,18 +493,39 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 		if (SPI_processed == 0)
 			break;
 		for (uint64 r = 0; r < SPI_processed; r++)
+			tuplestore_puttuple(rows, SPI_tuptable->vals[r]);
+		nrows += SPI_processed;
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	if (!rel->rd_islocaltemp)
+		PreventCommandIfReadOnly("simhash_dedupe_insert()");
+
+	/*
+	 * 2. Every lock key at once, in one order; or the table lock, at once when the rows may
+	 * take enough keys for it (their keys are then not needed).
+	 */
+	if (!bulk_takes_table(c, nrows * row_lock_key_bound(c)))
+	{
+		TupleTableSlot *slot = MakeSingleTupleTableSlot(qdesc, &TTSOpsMinimalTuple);
+
+		while (tuplestore_gettupleslot(rows, true, false, slot))
 		{
-			HeapTuple	qt = SPI_tuptable->vals[r];
 			MemoryContext old = MemoryContextSwitchTo(row_cxt);
 			RowWork		w = {0};
 			HeapTuple	tt;
 
 			CHECK_FOR_INTERRUPTS();
+			slot_getallattrs(slot);
 			for (int a = 0; a < desc->natts; a++)
 				tnulls[a] = true;
-			tvalues[c->text_attno - 1] = SPI_getbinval(qt, qdesc, q_text, &tnulls[c->text_attno - 1]);
+			tvalues[c->text_attno - 1] = slot->tts_values[q_text - 1];
+			tnulls[c->text_attno - 1] = slot->tts_isnull[q_text - 1];
 			if (q_fp > 0)
-				tvalues[c->fp_attno - 1] = SPI_getbinval(qt, qdesc, q_fp, &tnulls[c->fp_attno - 1]);
+			{
+				tvalues[c->fp_attno - 1] = slot->tts_values[q_fp - 1];
+				tnulls[c->fp_attno - 1] = slot->tts_isnull[q_fp - 1];
+			}
 			tt = heap_form_tuple(desc, tvalues, tnulls);
 			row_keys(c, tt, NULL, desc, &w);
 			if (w.search)
@@ -515,18 +538,12 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 			}
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(row_cxt);
-			tuplestore_puttuple(rows, qt);
 		}
-		SPI_freetuptable(SPI_tuptable);
+		ExecDropSingleTupleTableSlot(slot);
+		tuplestore_rescan(rows);
+		compact_keys(&ks);
+		serialize_bulk(c, ks.keys, ks.n);
 	}
-	SPI_cursor_close(portal);
-	compact_keys(&ks);
-
-	if (!rel->rd_islocaltemp)
-		PreventCommandIfReadOnly("simhash_dedupe_insert()");
-
-	/* 2. Every lock key at once, in one order (or the table lock). */
-	serialize_bulk(c, ks.keys, ks.n);
 
 	/*
 	 * 3. The rows, each checked by the trigger with its keys held: through COPY FROM, as

@@ -352,6 +352,46 @@ serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n)
 	xact_locks += n;
 }
 
+/* The most lock keys one row takes: those of a fingerprint at k, or one per LSH band. */
+uint64
+row_lock_key_bound(DedupeConfig *c)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	uint32		keys[SIMHASH_MAX_LOCK_KEYS];
+	size_t		raw = 0;
+
+	if (c->min_similarity > 0)
+		return SIMHASH_LSH_BANDS;
+	simhash_check_status(simhash_lock_keys(0, c->k, keys, SIMHASH_MAX_LOCK_KEYS, &raw,
+										   errbuf, sizeof(errbuf)), errbuf);
+	return raw;
+}
+
+/*
+ * simhash_dedupe_insert(), before it computes any key: true when it holds, or has just
+ * taken (waiting for it), SHARE ROW EXCLUSIVE on the table, because its rows may take up
+ * to max_keys keys, enough for serialize_bulk() to take the table lock anyway, and the
+ * current user may lock the table. The load then needs no key at all (so does not compute
+ * them: for a threshold, the shingles of every row).
+ */
+bool
+bulk_takes_table(DedupeConfig *c, uint64 max_keys)
+{
+	if (holds_table(c))
+		return true;
+	if (xact_lxid != SIMHASH_MY_LXID)
+	{
+		xact_lxid = SIMHASH_MY_LXID;
+		xact_locks = 0;
+	}
+	if ((max_keys >= first_try() || xact_locks + max_keys > lock_budget()) && may_lock_table(c))
+	{
+		(void) lock_tables(c, true);
+		return true;
+	}
+	return false;
+}
+
 /*
  * simhash_dedupe_insert() (dedupe_bulk.c): takes every lock key of a statement at once,
  * keys[0..n) ascending and distinct, before any of its rows is written; or, for a load that
