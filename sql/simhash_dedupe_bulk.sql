@@ -111,6 +111,9 @@ CREATE TRIGGER dedupe BEFORE INSERT ON parts FOR EACH ROW
     EXECUTE FUNCTION simhash_dedupe('body', 'lsh', 'similarity=0.8', 'link', 'dup_of');
 SELECT simhash_dedupe_insert('parts', 'SELECT n AS id, body FROM src WHERE n < 100 OR n > 295 ORDER BY n') AS inserted;
 SELECT tableoid::regclass AS part, id, dup_of, lsh = simhash_lsh(body) AS keys_ok FROM parts ORDER BY id;
+-- a small load (lock keys, not the table lock): the partitions' triggers find them held
+SELECT simhash_dedupe_insert('parts', 'SELECT 500 + n AS id, body FROM src WHERE n IN (1, 4)') AS inserted;
+SELECT id, dup_of FROM parts WHERE id > 400 ORDER BY id;
 
 -- The rows pass through COPY FROM (COPY's text format, in the server's encoding whatever
 -- the client's): tabs, newlines, backslashes, \N, non-ASCII text and NULLs come through
