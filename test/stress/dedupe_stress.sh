@@ -105,6 +105,7 @@ SQL
         for first in $(seq 1 "${batch}" "${rows}"); do
             q="SELECT t.body FROM plan p JOIN texts t USING (tid) WHERE p.client = ${c} AND p.n BETWEEN ${first} AND $((first + batch - 1)) ORDER BY p.n"
             if [[ ${mode} == bulk ]]; then
+                # shellcheck disable=SC2016  # $q$ is SQL dollar quoting
                 printf 'SELECT simhash_dedupe_insert(%s, $q$%s$q$);\n' "'docs'" "${q}"
             else
                 printf 'INSERT INTO docs (body) %s;\n' "${q}"
