@@ -145,6 +145,37 @@ SELECT id FROM guarded ORDER BY id;
 REVOKE SELECT ON src FROM regress_simhash_bulk_writer;
 DROP TABLE guarded;
 
+-- Candidates' shingle sets are kept for the statement (read once, not once per new row):
+-- one statement that links families of near duplicates (link verifies every candidate)
+-- links each row as row-by-row statements do, each with its own cache.
+CREATE TABLE fam (n integer, body text);
+INSERT INTO fam
+SELECT 10 * b + v,
+       CASE v % 3 WHEN 0 THEN body WHEN 1 THEN upper(body) ELSE regexp_replace(body, '[[:punct:]]', '', 'g') END
+         || repeat(' and more', v / 3)
+FROM src, generate_series(0, 8) v CROSS JOIN LATERAL (SELECT n AS b) x
+WHERE n IN (1, 2, 4);
+CREATE TABLE one_stmt (id integer PRIMARY KEY, body text, lsh bigint[], dup_of integer);
+CREATE TABLE per_row (id integer PRIMARY KEY, body text, lsh bigint[], dup_of integer);
+CREATE INDEX ON one_stmt USING gin (lsh) WITH (fastupdate = off);
+CREATE INDEX ON per_row USING gin (lsh) WITH (fastupdate = off);
+CREATE TRIGGER dedupe BEFORE INSERT ON one_stmt FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'lsh', 'similarity=0.8', 'link', 'dup_of');
+CREATE TRIGGER dedupe BEFORE INSERT ON per_row FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'lsh', 'similarity=0.8', 'link', 'dup_of');
+INSERT INTO one_stmt (id, body) SELECT n, body FROM fam ORDER BY n;
+DO $$
+DECLARE r record;
+BEGIN
+    FOR r IN SELECT n, body FROM fam ORDER BY n LOOP
+        EXECUTE 'INSERT INTO per_row (id, body) VALUES ($1, $2)' USING r.n, r.body;
+    END LOOP;
+END $$;
+SELECT count(*) AS rows, count(dup_of) AS linked,
+       (SELECT count(*) FROM one_stmt o JOIN per_row p USING (id) WHERE o.dup_of IS NOT DISTINCT FROM p.dup_of) AS same_links
+FROM one_stmt;
+DROP TABLE fam, one_stmt, per_row;
+
 -- errors, each before any row is written
 SELECT simhash_dedupe_insert('src', 'SELECT 1 AS n');
 CREATE VIEW docs_v AS SELECT * FROM docs;

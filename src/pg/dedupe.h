@@ -35,6 +35,7 @@
 #include "commands/trigger.h"
 #include "fmgr.h"
 #include "storage/itemptr.h"
+#include "utils/hsearch.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 
@@ -93,6 +94,9 @@ typedef struct DedupeConfig
 	char	   *search_sql;		/* the query that finds the near duplicate */
 	uint64		lock_k0;		/* the secret that keys the lock keys */
 	uint64		lock_k1;
+	/* With a threshold: shingle sets of candidates already read in this statement. */
+	HTAB	   *set_cache;
+	Size		set_cache_bytes;
 } DedupeConfig;
 
 /* The near duplicate the policy acts on. */
