@@ -95,7 +95,7 @@ INSERT INTO base (id, body)
 SELECT :got + k, a.body || ' ' || b.body
 FROM generate_series(1, :base - :got) k
 JOIN base a ON a.id = 1 + k % :got
-JOIN base b ON b.id = 1 + (7919 * k + 13) % :got;
+JOIN base b ON b.id = 1 + (7919::bigint * k + 13) % :got;
 SQL
 fi
 psql -X -q -v ON_ERROR_STOP=1 -v docs="${docs}" -v family="${family}" <<'SQL'
