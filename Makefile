@@ -35,6 +35,7 @@ REGRESS = \
 	simhash_dedupe \
 	simhash_dedupe_view \
 	simhash_dedupe_security \
+	simhash_dedupe_bulk \
 	simhash_pairs \
 	simhash_similar \
 	simhash_hugetext \
@@ -56,7 +57,8 @@ ISOLATION = \
 	simhash_dedupe_snapshot \
 	simhash_dedupe_policies \
 	simhash_dedupe_similarity \
-	simhash_dedupe_privileges
+	simhash_dedupe_privileges \
+	simhash_dedupe_bulk_deadlock
 ISOLATION_OPTS = --inputdir=. --outputdir=output_iso
 
 # TAP tests (t/*.pl, PostgreSQL::Test::Cluster): crash recovery, a streaming replica, a

@@ -7,13 +7,19 @@
 # threshold: the LSH keys (simhash_lsh(body), a generated column without the trigger) and
 # their GIN index instead of a fingerprint and block indexes.
 #
-# Usage: bench/bench_dedupe.sh [--rows N] [--k K] [--rounds R]
+# Also, in the same run: the bulk path, simhash_dedupe_insert() (COPY into an unlogged
+# staging table, then the load: both timed), and the latency of single-row INSERTs (pgbench,
+# one row a transaction, rows drawn from the same data) into the table loaded with and
+# without the trigger, p50 and p99.
+#
+# Usage: bench/bench_dedupe.sh [--rows N] [--k K] [--rounds R] [--inserts M]
 #   --rows N    rows per COPY (default 1000000): paragraphs of the real-text corpus and
 #               edited copies of them (2..20% of words deleted), shuffled
 #   --k K       the trigger's maximum distance and the layout's (default 3), or a similarity
 #               threshold such as 0.8 (the trigger's key column is then simhash_lsh(body),
 #               with a GIN index)
 #   --rounds R  COPYs of each kind, alternating; the median is reported (default 3)
+#   --inserts M single-row INSERTs timed per kind (default 2000)
 # The corpus is scripts/make_corpus.sh's, in $SIMHASH_CORPUS (default /tmp/simhash-corpus;
 # made if missing). Needs the extension installed (scripts/setup.sh).
 set -euo pipefail
@@ -24,12 +30,14 @@ source scripts/pgcluster.sh
 rows=1000000
 k=3
 rounds=3
+inserts=2000
 while [[ $# -gt 0 ]]; do
     case $1 in
         --rows) rows=$2; shift 2 ;;
         --k) k=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
-        -h | --help) sed -n '2,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --inserts) inserts=$2; shift 2 ;;
+        -h | --help) sed -n '2,22s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done
@@ -115,9 +123,17 @@ SELECT CASE :'kind'
          WHEN 'trigger, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''link'', ''dup_of'')', :k)
          WHEN 'trigger, skip' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''skip'')', :k)
          ELSE 'SET client_min_messages = warning' END \gexec
+SELECT CASE :'kind'
+         WHEN 'bulk, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''link'', ''dup_of'')', :k)
+         WHEN 'bulk, skip' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''skip'')', :k)
+         ELSE 'SET client_min_messages = warning' END \gexec
+DROP TABLE IF EXISTS staging;
 CHECKPOINT;
 SELECT clock_timestamp() AS t0 \gset
-COPY docs (id, body) FROM :'data';
+SELECT CASE WHEN :'kind' LIKE 'bulk%' THEN 'CREATE UNLOGGED TABLE staging (id bigint, body text)' END \gexec
+SELECT CASE WHEN :'kind' LIKE 'bulk%' THEN format('COPY staging FROM %L', :'data')
+            ELSE format('COPY docs (id, body) FROM %L', :'data') END \gexec
+SELECT CASE WHEN :'kind' LIKE 'bulk%' THEN 'CREATE TEMP TABLE loaded AS SELECT simhash_dedupe_insert(''docs'', ''SELECT id, body FROM staging'')' END \gexec
 SET client_min_messages = warning;
 INSERT INTO timings SELECT :'layout_name', :'kind', :round, extract(epoch FROM clock_timestamp() - :'t0'::timestamptz),
                            (SELECT count(*) FROM docs);
@@ -128,12 +144,42 @@ layouts=(default 'k + 1')
 [[ ${k} == *.* ]] && layouts=(gin)
 for round in $(seq 1 "${rounds}"); do
     for layout in "${layouts[@]}"; do
-        for kind in 'no trigger' 'trigger, link' 'trigger, skip'; do
+        for kind in 'no trigger' 'trigger, link' 'trigger, skip' 'bulk, link' 'bulk, skip'; do
             log "round ${round}: COPY, layout ${layout}, ${kind}"
             copy_into "${layout}" "${kind}" "${round}"
         done
     done
 done
+
+# Single-row INSERTs into the loaded table (round 0: not in the medians), one a transaction,
+# of rows drawn at random from the data (the table holds them or near duplicates of them,
+# so skip drops and link links most): per-transaction latencies from pgbench's log.
+psql -v data="${data}" <<'SQL'
+CREATE TABLE extra (rid integer PRIMARY KEY, body text);
+CREATE TEMP TABLE raw (id bigint, body text);
+COPY raw FROM :'data';
+INSERT INTO extra SELECT row_number() OVER (), body FROM raw;
+CREATE TABLE latency (layout text, kind text, p50_ms float8, p99_ms float8);
+SQL
+nextra=$(psql -At -c 'SELECT count(*) FROM extra')
+bench_dir=$(mktemp -d)
+chmod 777 "${bench_dir}"
+printf '%s\n' "\\set r random(1, ${nextra})" \
+    "INSERT INTO docs (id, body) SELECT nextval('ids'), body FROM extra WHERE rid = :r;" >"${bench_dir}/insert.sql"
+for layout in "${layouts[@]}"; do
+    for kind in 'no trigger' 'trigger, skip' 'trigger, link'; do
+        log "latency: layout ${layout}, ${kind}: ${inserts} single-row INSERTs"
+        copy_into "${layout}" "${kind}" 0
+        psql -c 'DROP SEQUENCE IF EXISTS ids' -c 'CREATE SEQUENCE ids START 100000000' -c 'VACUUM ANALYZE docs'
+        rm -f "${bench_dir}"/pgbench_log.*
+        (cd "${bench_dir}" && "${PG_BIN}/pgbench" -n -c 1 -t "${inserts}" -f insert.sql -l >/dev/null)
+        read -r p50 p99 < <(awk '{print $3}' "${bench_dir}"/pgbench_log.* | sort -n |
+            awk '{v[NR] = $1} END {printf "%.3f %.3f\n", v[int(NR * 0.5 + 0.5)] / 1000, v[int(NR * 0.99 + 0.5)] / 1000}')
+        layout_name=$(psql -At -c "SELECT coalesce((SELECT format('%s (%s blocks)', '${layout}', blocks) FROM simhash_layouts WHERE tbl = 'docs'::regclass), 'GIN index on simhash_lsh keys')")
+        psql -c "INSERT INTO latency VALUES ('${layout_name}', '${kind}', ${p50}, ${p99})"
+    done
+done
+rm -rf "${bench_dir}"
 
 psql -v k="${k}" -v rows="${rows}" <<'SQL'
 \pset footer off
@@ -142,9 +188,16 @@ psql -v k="${k}" -v rows="${rows}" <<'SQL'
 \echo '   median of the rounds; trigger at distance (or similarity threshold)' :k
 WITH m AS (
     SELECT layout, kind, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) AS s, max(kept) AS kept
-    FROM timings GROUP BY layout, kind)
+    FROM timings WHERE round > 0 GROUP BY layout, kind)
 SELECT layout, kind, round(s::numeric, 1) AS seconds, round((:rows / s)::numeric) AS rows_offered_per_s,
        kept AS rows_kept,
        round((s / (SELECT b.s FROM m b WHERE b.layout = m.layout AND b.kind = 'no trigger'))::numeric, 2) AS ratio
 FROM m ORDER BY layout, s;
+\echo
+\echo '== single-row INSERTs (one a transaction, pgbench) into the loaded table:'
+\echo '   latency in ms, and its ratio to a plain INSERT (no trigger) into the same layout'
+SELECT layout, kind, round(p50_ms::numeric, 3) AS p50_ms, round(p99_ms::numeric, 3) AS p99_ms,
+       round((p50_ms / (SELECT b.p50_ms FROM latency b WHERE b.layout = l.layout AND b.kind = 'no trigger'))::numeric, 2) AS p50_ratio,
+       round((p99_ms / (SELECT b.p99_ms FROM latency b WHERE b.layout = l.layout AND b.kind = 'no trigger'))::numeric, 2) AS p99_ratio
+FROM latency l ORDER BY layout, p50_ms;
 SQL

@@ -11,7 +11,8 @@
 #                there when missing)
 #   --docs       rows (default 64000): families of F rows, each a real paragraph (the
 #                blocks between blank lines of the corpus files, in file order, at least
-#                30 characters, every language) and F - 1 edited copies of it, each with
+#                30 characters, every language; past the corpus's paragraphs, two of them
+#                joined) and F - 1 edited copies of it, each with
 #                1-7 % of its words deleted (a seeded hash decides which), so that most
 #                rows have several near duplicates, as in catalogs and crawls
 #   --family     F (default 5)
@@ -84,7 +85,19 @@ psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION simhash' \
 bench/paragraphs.pl "${corpus}" "${base}" |
     psql -X -q -v ON_ERROR_STOP=1 -c '\copy base FROM STDIN'
 got=$(psql -X -At -c 'SELECT count(*) FROM base')
-[[ ${got} -ge ${base} ]] || log "the corpus has ${got} paragraphs, fewer than ${base}: the families repeat them"
+if [[ ${got} -lt ${base} ]]; then
+    # Too few paragraphs for distinct families: the missing originals are pairs of two
+    # paragraphs joined (the k-th extra: paragraphs k mod n and 7919 k + 13 mod n), so that
+    # the density stays that of --family rather than growing with repeats.
+    log "the corpus has ${got} paragraphs, fewer than ${base}: the others are two paragraphs joined"
+    psql -X -q -v ON_ERROR_STOP=1 -v base="${base}" -v got="${got}" <<'SQL'
+INSERT INTO base (id, body)
+SELECT :got + k, a.body || ' ' || b.body
+FROM generate_series(1, :base - :got) k
+JOIN base a ON a.id = 1 + k % :got
+JOIN base b ON b.id = 1 + (7919::bigint * k + 13) % :got;
+SQL
+fi
 psql -X -q -v ON_ERROR_STOP=1 -v docs="${docs}" -v family="${family}" <<'SQL'
 CREATE TABLE docs (id bigint PRIMARY KEY, body text NOT NULL);
 -- Row i: paragraph 1 + (i - 1) / family mod P; the first of a family as it is, the others

@@ -8,17 +8,27 @@ RESET client_min_messages;
 CREATE TABLE docs (id bigint PRIMARY KEY, body text, fp bigint, dup_of bigint, n integer);
 SELECT count(*) FROM simhash_create_index('docs', 'fp', 6);
 
--- bad arguments are reported when the trigger first fires
-CREATE FUNCTION pg_temp.try(args text) RETURNS text LANGUAGE plpgsql AS $$
+-- bad arguments are reported when the trigger is created (by the event trigger
+-- simhash_dedupe_check_trigger), with the SQLSTATE the first row written would get; the
+-- state of the table (the layout serving k, the partitions) is checked at the first row.
+-- try() says where each error came from; an accepted trigger's row is deleted again.
+CREATE FUNCTION pg_temp.try(tbl text, args text, ins text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
-    DROP TRIGGER IF EXISTS t ON docs;
-    EXECUTE format('CREATE TRIGGER t BEFORE INSERT OR UPDATE ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(%s)', args);
-    INSERT INTO docs (id, body) VALUES (1, 'x');
+    EXECUTE format('DROP TRIGGER IF EXISTS t ON %I', tbl);
+    BEGIN
+        EXECUTE format('CREATE TRIGGER t BEFORE INSERT OR UPDATE ON %I FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(%s)', tbl, args);
+    EXCEPTION WHEN OTHERS THEN
+        RETURN 'at CREATE TRIGGER ' || SQLSTATE || ': ' || SQLERRM;
+    END;
+    EXECUTE ins;
+    EXECUTE format('DELETE FROM %I', tbl);
     RETURN 'accepted';
 EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
+    RETURN 'at INSERT ' || SQLSTATE || ': ' || SQLERRM;
 END $$;
-SELECT args, pg_temp.try(args) AS result FROM unnest(ARRAY[
+SET client_min_messages = warning;
+SELECT args, pg_temp.try('docs', args, $$INSERT INTO docs (id, body) VALUES (1, 'x')$$) AS result
+FROM unnest(ARRAY[
     $$'body', 'fp', '3'$$,
     $$'body', 'fp', '3', 'reject', 'dup_of'$$,
     $$'nope', 'fp', '3', 'reject'$$,
@@ -33,12 +43,38 @@ SELECT args, pg_temp.try(args) AS result FROM unnest(ARRAY[
     $$'body', 'fp', '3', 'link'$$,
     $$'body', 'fp', '3', 'link', 'nope'$$,
     $$'body', 'fp', '3', 'link', 'n'$$,
-    $$'body', 'fp', '3', 'reject'$$]) AS args;
-DROP TRIGGER t ON docs;
+    $$'body', 'fp', '3', 'reject'$$,
+    -- the kind of limit written out: k=N, a distance
+    $$'body', 'fp', 'k=3', 'reject'$$,
+    $$'body', 'fp', 'k=3', 'link', 'dup_of'$$,
+    $$'body', 'fp', 'k=0', 'skip'$$,
+    $$'body', 'fp', 'k=17', 'reject'$$,
+    $$'body', 'fp', 'k=7', 'reject'$$,
+    $$'body', 'fp', 'k=', 'reject'$$,
+    $$'body', 'fp', 'k=+3', 'reject'$$,
+    $$'body', 'fp', 'k= 3', 'reject'$$,
+    $$'body', 'fp', 'k=3.0', 'reject'$$,
+    $$'body', 'fp', 'K=3', 'reject'$$,
+    $$'body', 'fp', 'distance=3', 'reject'$$,
+    $$'body', 'fp', 'similarity=0.8', 'reject'$$,
+    $$'body', 'fp', 'k=3', 'link'$$]) AS args;
+RESET client_min_messages;
 TRUNCATE docs;
+-- the kind of trigger, at CREATE TRIGGER too
 CREATE TRIGGER wrong AFTER INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
-INSERT INTO docs (id, body) VALUES (1, 'x');
-DROP TRIGGER wrong ON docs;
+CREATE TRIGGER wrong BEFORE INSERT ON docs FOR EACH STATEMENT EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+CREATE TRIGGER wrong BEFORE INSERT OR DELETE ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+CREATE TRIGGER wrong BEFORE DELETE ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+SELECT count(*) AS triggers FROM pg_trigger WHERE tgrelid = 'docs'::regclass;
+-- CREATE OR REPLACE TRIGGER is checked too, and a failed replacement keeps the old trigger
+CREATE TRIGGER t BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', 'k=3', 'reject');
+CREATE OR REPLACE TRIGGER t BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', 'k=33', 'reject');
+SELECT tgname, encode(tgargs, 'escape') AS args FROM pg_trigger WHERE tgrelid = 'docs'::regclass;
+DROP TRIGGER t ON docs;
+-- other functions' triggers are left alone
+CREATE FUNCTION pg_temp.noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
+CREATE TRIGGER other AFTER DELETE ON docs FOR EACH ROW EXECUTE FUNCTION pg_temp.noop('nope', 'k=99');
+DROP TRIGGER other ON docs;
 SELECT simhash_dedupe();
 
 -- Texts: two licence sentences and their near duplicates (case, punctuation, one word).
@@ -138,7 +174,6 @@ CREATE TABLE generated (id integer PRIMARY KEY, body text,
                         fp bigint GENERATED ALWAYS AS (simhash(body, 'word', 2)) STORED);
 CREATE TRIGGER dedupe BEFORE INSERT ON generated FOR EACH ROW
     EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
-INSERT INTO generated (id, body) SELECT 1, body FROM texts WHERE name = 'gpl';
 DROP TABLE generated;
 
 -- a table with the trigger gets a layout of k + 1 blocks: one lookup per block and row
@@ -197,6 +232,8 @@ CREATE TABLE parts (id integer, body text, fp bigint) PARTITION BY RANGE (id);
 CREATE TABLE parts_low PARTITION OF parts FOR VALUES FROM (0) TO (100);
 CREATE FOREIGN TABLE parts_remote PARTITION OF parts FOR VALUES FROM (100) TO (200)
     SERVER simhash_test_server;
+-- (a partitioned table's arguments are checked at CREATE TRIGGER, its partitions at the first row)
+CREATE TRIGGER bad BEFORE INSERT ON parts FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'nope', '3', 'reject');
 CREATE TRIGGER dedupe BEFORE INSERT ON parts FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
 INSERT INTO parts (id, body) SELECT 1, body FROM texts WHERE name = 'mit';
 DROP TABLE parts;
@@ -383,42 +420,43 @@ CREATE TABLE sim_bad (id integer PRIMARY KEY, body text, fp bigint, lsh bigint[]
                       gfp bigint GENERATED ALWAYS AS (simhash(body)) STORED,
                       glsh bigint[] GENERATED ALWAYS AS (simhash_lsh(upper(body))) STORED,
                       good bigint[] GENERATED ALWAYS AS (simhash_lsh(body)) STORED);
-CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.5', 'skip');
-INSERT INTO sim_bad (id, body) VALUES (1, 'x');
-DROP TRIGGER b1 ON sim_bad;
-CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '1.5', 'skip');
-INSERT INTO sim_bad (id, body) VALUES (1, 'x');
-DROP TRIGGER b1 ON sim_bad;
-CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.x', 'skip');
-INSERT INTO sim_bad (id, body) VALUES (1, 'x');
-DROP TRIGGER b1 ON sim_bad;
-CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', '0.8', 'skip');
-INSERT INTO sim_bad (id, body) VALUES (1, 'x');
-DROP TRIGGER b1 ON sim_bad;
-CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '3', 'skip');
-INSERT INTO sim_bad (id, body) VALUES (1, 'x');
-DROP TRIGGER b1 ON sim_bad;
-CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'glsh', '0.8', 'skip');
-INSERT INTO sim_bad (id, body) VALUES (1, 'x');
-DROP TRIGGER b1 ON sim_bad;
+-- (the threshold is written in plain decimals; 0.7 is the lowest served)
+SET client_min_messages = warning;
+SELECT args, pg_temp.try('sim_bad', args, $$INSERT INTO sim_bad (id, body) VALUES (1, 'x')$$) AS result
+FROM unnest(ARRAY[
+    $$'body', 'lsh', '0.5', 'skip'$$,
+    $$'body', 'lsh', '1.5', 'skip'$$,
+    $$'body', 'lsh', '0.x', 'skip'$$,
+    $$'body', 'fp', '0.8', 'skip'$$,
+    $$'body', 'lsh', '3', 'skip'$$,
+    $$'body', 'glsh', '0.8', 'skip'$$,
+    $$'body', 'lsh', ' 0.9', 'skip'$$,
+    $$'body', 'lsh', '0x.e', 'skip'$$,
+    $$'body', 'lsh', '0.69', 'skip'$$,
+    $$'body', 'lsh', '0.7', 'skip'$$,
+    -- the kind of limit written out: similarity=T, a threshold (a whole 1 too)
+    $$'body', 'lsh', 'similarity=0.8', 'skip'$$,
+    $$'body', 'lsh', 'similarity=.85', 'reject'$$,
+    $$'body', 'lsh', 'similarity=1', 'skip'$$,
+    $$'body', 'lsh', 'similarity=1.0', 'skip'$$,
+    $$'body', 'lsh', 'similarity=0.69', 'skip'$$,
+    $$'body', 'lsh', 'similarity=3', 'skip'$$,
+    $$'body', 'lsh', 'similarity=', 'skip'$$,
+    $$'body', 'lsh', 'similarity=0.8.1', 'skip'$$,
+    $$'body', 'lsh', 'similarity =0.8', 'skip'$$,
+    $$'body', 'lsh', 'k=0.8', 'skip'$$,
+    $$'body', 'lsh', 'k=3', 'skip'$$,
+    $$'body', 'fp', 'similarity=0.8', 'skip'$$,
+    $$'body', 'glsh', 'similarity=0.8', 'skip'$$]) AS args;
+RESET client_min_messages;
 CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'good', '0.8', 'skip');
 INSERT INTO sim_bad (id, body) VALUES (1, 'The quick brown fox jumps over the lazy dog near the river bank');
 INSERT INTO sim_bad (id, body) VALUES (2, 'The quick brown fox jumps over the lazy dog near the river bank!');
 SELECT id, good = simhash_lsh(body) AS good_keys FROM sim_bad ORDER BY id;
 DELETE FROM sim_bad;
--- the threshold is written in plain decimals
-DROP TRIGGER b1 ON sim_bad;
-CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', ' 0.9', 'skip');
-INSERT INTO sim_bad (id, body) VALUES (1, 'x');
-DROP TRIGGER b1 ON sim_bad;
-CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0x.e', 'skip');
-INSERT INTO sim_bad (id, body) VALUES (1, 'x');
 -- 0.7 is the lowest threshold served
 DROP TRIGGER b1 ON sim_bad;
-CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.69', 'skip');
-INSERT INTO sim_bad (id, body) VALUES (1, 'x');
-DROP TRIGGER b1 ON sim_bad;
-CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.7', 'skip');
+CREATE TRIGGER b1 BEFORE INSERT ON sim_bad FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', 'similarity=0.7', 'skip');
 INSERT INTO sim_bad (id, body) VALUES (1, 'The quick brown fox jumps over the lazy dog near the river bank');
 INSERT INTO sim_bad (id, body) VALUES (2, 'The quick brown fox jumps over a lazy dog near the river');
 SELECT id FROM sim_bad ORDER BY id;
@@ -459,8 +497,9 @@ DROP TABLE chars;
 CREATE TABLE narrow (k varchar(40) PRIMARY KEY, body text, fp bigint, dup_of varchar(3));
 CREATE TRIGGER dedupe BEFORE INSERT ON narrow FOR EACH ROW
     EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'link', 'dup_of');
-INSERT INTO narrow (k, body) SELECT 'a-long-key-0001', body FROM texts WHERE name = 'mit';
 ALTER TABLE narrow ALTER COLUMN dup_of TYPE varchar(40);
+CREATE TRIGGER dedupe BEFORE INSERT ON narrow FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'link', 'dup_of');
 INSERT INTO narrow (k, body) SELECT 'a-long-key-0001', body FROM texts WHERE name = 'mit';
 INSERT INTO narrow (k, body) SELECT 'b', body FROM texts WHERE name = 'mit-case';
 ALTER TABLE narrow ALTER COLUMN dup_of TYPE varchar;
@@ -470,7 +509,6 @@ DROP TABLE narrow;
 CREATE TABLE narrow (k numeric PRIMARY KEY, body text, fp bigint, dup_of numeric(10, 2));
 CREATE TRIGGER dedupe BEFORE INSERT ON narrow FOR EACH ROW
     EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'link', 'dup_of');
-INSERT INTO narrow (k, body) SELECT 1.555, body FROM texts WHERE name = 'mit';
 DROP TABLE narrow;
 
 DROP TABLE docs, texts;

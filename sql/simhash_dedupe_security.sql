@@ -161,6 +161,29 @@ SELECT has_table_privilege('regress_simhash_sec_writer', 'simhash_lock_secret', 
        (SELECT count(*) FROM simhash_lock_secret WHERE k0 <> 0 AND k1 <> 0 AND k0 <> k1) AS secret_rows;
 DROP TABLE sec_lock_a, sec_lock_b;
 
+-- 6. The event trigger that checks the arguments at CREATE TRIGGER: made by the install
+-- script (a superuser's), fired only by CREATE TRIGGER, with the rights of the role that
+-- creates the trigger, which needs no EXECUTE on its function (nobody may call it).
+SELECT e.evtevent, e.evttags, e.evtenabled, r.rolsuper AS owner_is_superuser,
+       p.oid::regprocedure AS function, p.prosecdef AS secdef
+FROM pg_event_trigger e JOIN pg_roles r ON r.oid = e.evtowner JOIN pg_proc p ON p.oid = e.evtfoid
+WHERE e.evtname = 'simhash_dedupe_check_trigger';
+SELECT has_function_privilege('regress_simhash_sec_writer', 'simhash_dedupe_check_trigger()', 'EXECUTE') AS writer_may_call;
+CREATE TABLE sec_own (id integer PRIMARY KEY, body text, fp bigint);
+ALTER TABLE sec_own OWNER TO regress_simhash_sec_writer;
+SET ROLE regress_simhash_sec_writer;
+\set VERBOSITY terse
+SELECT simhash_dedupe_check_trigger();
+CREATE TRIGGER dedupe BEFORE INSERT ON sec_own FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', 'k=30', 'reject');
+CREATE TRIGGER dedupe BEFORE INSERT ON sec_own FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', 'k=3', 'reject');
+INSERT INTO sec_own (id, body) VALUES (1, :'gpl');
+INSERT INTO sec_own (id, body) VALUES (2, :'gpl_inc');
+\set VERBOSITY default
+RESET ROLE;
+DROP TABLE sec_own;
+
 DROP TABLE sec_cols, sec_similar, sec_docs, sec_bulk;
 DROP ROLE regress_simhash_sec_writer;
 DROP ROLE regress_simhash_sec_reader;

@@ -138,19 +138,14 @@ INSERT INTO nokey_in (body) SELECT body FROM texts WHERE i = 103;
 CREATE VIEW filtered AS SELECT * FROM docs WHERE id > 0;
 CREATE TRIGGER t INSTEAD OF INSERT ON filtered FOR EACH ROW
     EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
-INSERT INTO filtered (body) VALUES ('x');
 CREATE VIEW renamed AS SELECT id, body AS text, fp, dup_of, note FROM docs;
 CREATE TRIGGER t INSTEAD OF INSERT ON renamed FOR EACH ROW
     EXECUTE FUNCTION simhash_dedupe('text', 'fp', '3', 'reject');
-INSERT INTO renamed (text) VALUES ('x');
 CREATE VIEW computed AS SELECT id, body, fp, dup_of, upper(note) AS note FROM docs;
 CREATE TRIGGER t INSTEAD OF INSERT ON computed FOR EACH ROW
     EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
-INSERT INTO computed (body) VALUES ('x');
 CREATE TRIGGER u INSTEAD OF UPDATE ON docs_in FOR EACH ROW
     EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
-UPDATE docs_in SET body = 'x' WHERE id = 1;
-DROP TRIGGER u ON docs_in;
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 INSERT INTO docs_in (body) VALUES ('x');
 ROLLBACK;

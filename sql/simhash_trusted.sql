@@ -75,8 +75,8 @@ CREATE TABLE simhash_real.dropped (x integer);
 DROP TABLE simhash_real.dropped;
 SELECT rolsuper AS became_superuser FROM pg_roles WHERE rolname = 'regress_simhash_owner';
 SELECT simhash_real.simhash_create_index('simhash_real.docs', 'fp', 3);
--- (simhash_similar_pairs names no object of the extension, in memory or past work_mem in
--- temporary files, so it works and no trap runs)
+-- (simhash_similar_pairs names no object, in memory or past work_mem, where it keeps the
+-- shingle sets in temporary files: it works either way)
 SELECT * FROM simhash_real.simhash_similar_pairs('SELECT 1, ''x''', 0.8);
 SET work_mem = '64kB';
 SELECT * FROM simhash_real.simhash_similar_pairs('SELECT i, (SELECT string_agg(md5((i * 1000 + j)::text), '' '') FROM generate_series(1, 200) j) FROM generate_series(1, 20) i', 0.8);

@@ -11,7 +11,9 @@
 # chunks are all there, and no two rows are near duplicates (within k; with a similarity
 # of at least 0.8 among the rows that share an LSH key). At the end, each table holds
 # exactly the rows that a load of the same input without a crash keeps.
-# Rows: SIMHASH_TAP_ROWS.
+# Rows: SIMHASH_TAP_ROWS. With SIMHASH_TAP_BULK=1, every chunk is loaded through the bulk
+# path instead, simhash_dedupe_insert() (each chunk COPYed into a temporary table, then
+# loaded from it in one transaction): the crash comes in the middle of its COPY FROM.
 use strict;
 use warnings;
 
@@ -101,7 +103,21 @@ sub load
     my ($table, $first) = @_;
     my $script = "$PostgreSQL::Test::Utils::tmp_check/load_$table.sql";
     open my $fh, '>', $script or die "cannot write $script: $!";
-    print $fh "COPY $table (chunk, line, body) FROM '$files->[$_ - 1]';\n" for $first .. @$files;
+    for my $i ($first .. @$files)
+    {
+        if ($ENV{SIMHASH_TAP_BULK})
+        {
+            print $fh "BEGIN;\n"
+              . "CREATE TEMP TABLE chunk_rows (chunk integer, line integer, body text) ON COMMIT DROP;\n"
+              . "COPY chunk_rows FROM '$files->[$i - 1]';\n"
+              . "SELECT simhash_dedupe_insert('$table', 'SELECT chunk, line, body FROM chunk_rows ORDER BY line') \\g /dev/null\n"
+              . "COMMIT;\n";
+        }
+        else
+        {
+            print $fh "COPY $table (chunk, line, body) FROM '$files->[$i - 1]';\n";
+        }
+    }
     close $fh;
     my ($out, $err) = ('', '');
     return IPC::Run::start(

@@ -17,6 +17,13 @@
  *
  * On a view (INSTEAD OF INSERT, for Citus) the same steps, with one SPI    dedupe_view.c
  * query for the search and an INSERT into the table.
+ *
+ * CREATE TRIGGER ... simhash_dedupe(...): the arguments checked at once,   dedupe_check.c
+ * by an event trigger, with the same functions as at run time.
+ *
+ * simhash_dedupe_insert(table, query): a bulk load that reads its rows,    dedupe_bulk.c
+ * takes all their lock keys at once in one order, then inserts them
+ * (the trigger checks each row, with the keys already held).
  */
 #ifndef SIMHASH_PG_DEDUPE_H
 #define SIMHASH_PG_DEDUPE_H
@@ -28,6 +35,7 @@
 #include "commands/trigger.h"
 #include "fmgr.h"
 #include "storage/itemptr.h"
+#include "utils/hsearch.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 
@@ -86,6 +94,9 @@ typedef struct DedupeConfig
 	char	   *search_sql;		/* the query that finds the near duplicate */
 	uint64		lock_k0;		/* the secret that keys the lock keys */
 	uint64		lock_k1;
+	/* With a threshold: shingle sets of candidates already read in this statement. */
+	HTAB	   *set_cache;
+	Size		set_cache_bytes;
 } DedupeConfig;
 
 /* The near duplicate the policy acts on. */
@@ -131,6 +142,8 @@ typedef struct RowWork
 
 /* dedupe_config.c: the trigger's arguments */
 extern DedupeConfig *make_config(FunctionCallInfo fcinfo, TriggerData *td);
+extern void check_table_trigger(Relation rel, Trigger *tg, Oid nsp);
+extern DedupeConfig *bulk_config(Relation rel, Trigger *tg, Oid nsp);
 extern void check_argument_count(Trigger *tg);
 extern void parse_text_column(DedupeConfig *c, Relation rel, Trigger *tg);
 extern void parse_limit(DedupeConfig *c, Trigger *tg);
@@ -152,6 +165,10 @@ extern void load_lock_secret(DedupeConfig *c, Oid nsp);
 extern size_t row_lock_keys(DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh,
 							uint32 *keys);
 extern void serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n);
+extern void serialize_bulk(DedupeConfig *c, const uint32 *keys, size_t n);
+extern uint64 row_lock_key_bound(DedupeConfig *c);
+extern bool bulk_takes_table(DedupeConfig *c, uint64 max_keys);
+extern Oid	set_bulk_root(Oid root);
 
 /* dedupe_search.c: the near duplicates of a row in one target */
 extern void search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, const int64 *lsh,
@@ -161,6 +178,7 @@ extern void search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, const int
 
 /* dedupe_view.c: the trigger on a view */
 extern Datum dedupe_through_view(FunctionCallInfo fcinfo, TriggerData *td);
+extern void check_view_trigger(Relation view, Trigger *tg, Oid nsp);
 
 #pragma GCC visibility pop
 

@@ -210,21 +210,43 @@ check_generated_fp(Relation rel, DedupeConfig *c, Oid nsp, Trigger *tg)
 }
 
 /*
- * The third argument: a Hamming distance k ("3"), or a similarity threshold ("0.8", with a
- * decimal point). With a threshold t, near duplicates are the rows whose texts have a
- * simhash_jaccard of at least t; candidates are the rows that share a simhash_lsh key with
- * the new row. Below 0.7 the keys miss too many pairs (see the calibration): refused.
+ * The third argument, the kind of limit written out: "k=3", a Hamming distance k (0..16),
+ * or "similarity=0.8", a similarity threshold (0.7..1). The older forms stay valid: a
+ * whole number is a distance ("3"), a number with a decimal point a threshold ("0.8").
+ * With a threshold t, near duplicates are the rows whose texts have a simhash_jaccard of at
+ * least t; candidates are the rows that share a simhash_lsh key with the new row. Below 0.7
+ * the keys miss too many pairs (see the calibration): refused.
  */
 void
 parse_limit(DedupeConfig *c, Trigger *tg)
 {
-	const char *arg = tg->tgargs[2];
+	const char *full = tg->tgargs[2];
+	const char *arg = full;
+	bool		similarity;
 	char	   *end;
 
-	errno = 0;
-	if (strchr(arg, '.') != NULL)
+	if (strncmp(arg, "k=", 2) == 0)
 	{
-		/* Plain decimal notation only: digits, one point, digits (strtod takes much more). */
+		similarity = false;
+		arg += 2;
+	}
+	else if (strncmp(arg, "similarity=", 11) == 0)
+	{
+		similarity = true;
+		arg += 11;
+	}
+	else if (strchr(arg, '=') != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash_dedupe: unknown kind of limit \"%s\"", full),
+				 errhint("Write k=3 for a Hamming distance of at most 3, or similarity=0.8 for a similarity of at least 0.8.")));
+	else
+		similarity = strchr(arg, '.') != NULL;
+
+	errno = 0;
+	if (similarity)
+	{
+		/* Plain decimal notation only: digits, at most one point (strtod takes much more). */
 		bool		plain = strspn(arg, "0123456789.") == strlen(arg) &&
 			strchr(arg, '.') == strrchr(arg, '.') && strpbrk(arg, "0123456789") != NULL;
 		double		t = plain ? strtod(arg, &end) : 0;
@@ -233,12 +255,12 @@ parse_limit(DedupeConfig *c, Trigger *tg)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("simhash_dedupe: a similarity threshold must be a number in (0, 1], got \"%s\"",
-							arg)));
+							full)));
 		if (t < MIN_DEDUPE_SIMILARITY)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("simhash_dedupe: similarity thresholds below %.1f are not supported, got \"%s\"",
-							MIN_DEDUPE_SIMILARITY, arg),
+							MIN_DEDUPE_SIMILARITY, full),
 					 errdetail("Below %.1f, rows sharing no LSH key with the new row too often reach the threshold.",
 							   MIN_DEDUPE_SIMILARITY),
 					 errhint("Use a threshold of at least %.1f, or find such pairs with simhash_similar_pairs().",
@@ -247,13 +269,20 @@ parse_limit(DedupeConfig *c, Trigger *tg)
 		return;
 	}
 	{
-		long		k = strtol(arg, &end, 10);
+		/*
+		 * After "k=", digits only (strtol would take blanks and a sign too); the older form
+		 * stays as strtol read it.
+		 */
+		bool		digits = arg == full ||
+			(arg[0] != '\0' && strspn(arg, "0123456789") == strlen(arg));
+		long		k = digits ? strtol(arg, &end, 10) : -1;
 
-		if (errno != 0 || end == arg || *end != '\0' || k < 0 || k > MAX_DEDUPE_DISTANCE)
+		if (!digits || errno != 0 || end == arg || *end != '\0' || k < 0 || k > MAX_DEDUPE_DISTANCE)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("simhash_dedupe: maximum distance must be a whole number from 0 to %d, or a similarity threshold such as 0.8, got \"%s\"",
-							MAX_DEDUPE_DISTANCE, arg)));
+							MAX_DEDUPE_DISTANCE, full),
+					 errhint("Write k=3 for a Hamming distance of at most 3, or similarity=0.8 for a similarity of at least 0.8.")));
 		c->k = (int) k;
 	}
 }
@@ -539,27 +568,27 @@ check_argument_count(Trigger *tg)
 }
 
 /*
- * Parses and checks the trigger's arguments and finds what to search (see the header
- * of dedupe.c); made once per statement, in the function's memory context.
+ * The configuration of trigger tg on rel (a table or a partition), made in the current
+ * memory context. at_create: checked when the trigger is created (dedupe_check.c), where
+ * rel may also be a partitioned table; the run-time parts (the Citus refusal, the layout
+ * and partitions, the advice NOTICE, the secret of the lock keys) are left out.
  */
-DedupeConfig *
-make_config(FunctionCallInfo fcinfo, TriggerData *td)
+static DedupeConfig *
+table_config(Relation rel, Trigger *tg, Oid nsp, bool at_create, bool partitioned_ok)
 {
-	Trigger    *tg = td->tg_trigger;
-	Relation	rel = td->tg_relation;
-	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 	DedupeConfig *c = palloc0(sizeof(DedupeConfig));
-	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
 	Relation	root;
 
 	check_argument_count(tg);
-	if (rel->rd_rel->relkind != RELKIND_RELATION)
+	if (rel->rd_rel->relkind != RELKIND_RELATION &&
+		!(partitioned_ok && rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("simhash_dedupe: trigger \"%s\" is on \"%s\", which is not a table",
 						tg->tgname, RelationGetRelationName(rel)),
 				 errdetail("The trigger searches the rows of ordinary tables and partitioned tables.")));
-	refuse_citus_distributed(rel, tg);
+	if (!at_create)
+		refuse_citus_distributed(rel, tg);
 	c->tgoid = tg->tgoid;
 	c->relid = RelationGetRelid(rel);
 	parse_text_column(c, rel, tg);
@@ -573,11 +602,54 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 	c->root_text_attno = get_attnum(c->root, tg->tgargs[0]);
 	c->root_fp_attno = get_attnum(c->root, tg->tgargs[1]);
 	find_keys(c, rel, root, tg);
-	check_layout(c, nsp, root, tg);
-	make_targets(c, root, tg, nsp);
+	if (!at_create)
+	{
+		/*
+		 * The state of the table rather than the arguments, which may change before the
+		 * first row: the layout (the trigger is created before simhash_create_index), the
+		 * partitions.
+		 */
+		check_layout(c, nsp, root, tg);
+		make_targets(c, root, tg, nsp);
+	}
 	relation_close(root, NoLock);
-	load_lock_secret(c, nsp);
-	advise(c, tg);
+	if (!at_create)
+	{
+		load_lock_secret(c, nsp);
+		advise(c, tg);
+	}
+	return c;
+}
+
+/* Checks the arguments of trigger tg on table rel when it is created (dedupe_check.c). */
+void
+check_table_trigger(Relation rel, Trigger *tg, Oid nsp)
+{
+	(void) table_config(rel, tg, nsp, true, true);
+}
+
+/*
+ * The configuration of trigger tg on rel (a table, a partition or a partitioned table) for
+ * simhash_dedupe_insert() (dedupe_bulk.c), in the current memory context: the keys its
+ * rows will lock, as the trigger on each partition computes them (same root, same limit).
+ */
+DedupeConfig *
+bulk_config(Relation rel, Trigger *tg, Oid nsp)
+{
+	return table_config(rel, tg, nsp, false, true);
+}
+
+/*
+ * Parses and checks the trigger's arguments and finds what to search (see the header
+ * of dedupe.c); made once per statement, in the function's memory context.
+ */
+DedupeConfig *
+make_config(FunctionCallInfo fcinfo, TriggerData *td)
+{
+	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	DedupeConfig *c = table_config(td->tg_relation, td->tg_trigger,
+								   get_func_namespace(fcinfo->flinfo->fn_oid), false, false);
+
 	MemoryContextSwitchTo(old);
 	return c;
 }

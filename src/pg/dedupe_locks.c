@@ -266,6 +266,26 @@ row_lock_keys(DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh, uint32 *ke
 	return n;
 }
 
+/*
+ * The table whose rows simhash_dedupe_insert() is inserting (dedupe_bulk.c), in the
+ * transaction bulk_lxid: it took every lock key of its rows beforehand, so the trigger
+ * only checks that it holds them (it neither counts them nor tries for the table lock).
+ */
+static Oid	bulk_root = InvalidOid;
+static LocalTransactionId bulk_lxid;
+
+/* Marks the rows written from now on as rows of a bulk load into root (InvalidOid: none);
+ * returns the previous mark, to be restored. */
+Oid
+set_bulk_root(Oid root)
+{
+	Oid			previous = bulk_lxid == SIMHASH_MY_LXID ? bulk_root : InvalidOid;
+
+	bulk_root = root;
+	bulk_lxid = SIMHASH_MY_LXID;
+	return previous;
+}
+
 /* Takes the advisory locks keys[0..n), or makes sure no other writer can run. */
 void
 serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n)
@@ -274,6 +294,23 @@ serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n)
 
 	if (holds_table(c))
 		return;
+	if (OidIsValid(bulk_root) && bulk_root == c->root && bulk_lxid == SIMHASH_MY_LXID)
+	{
+		for (size_t i = 0; i < n; i++)
+		{
+			LOCKTAG		tag;
+
+			SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, c->root, keys[i], DEDUPE_LOCK_CLASS);
+			if (!LockHeldByMe(&tag, ExclusiveLock))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("simhash_dedupe: a row of the bulk load into \"%s\" has keys that simhash_dedupe_insert() did not lock",
+								get_rel_name(c->root)),
+						 errdetail("The keys of a row come from the columns the query gives; a default or another trigger changed its text or fingerprint."),
+						 errhint("Give the text and key columns in the query, or load with INSERT.")));
+		}
+		return;
+	}
 	count = lock_count(c->root);
 	if (xact_lxid != SIMHASH_MY_LXID)
 	{
@@ -308,6 +345,91 @@ serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n)
 	{
 		LOCKTAG		tag;
 
+		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, c->root, keys[i], DEDUPE_LOCK_CLASS);
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	}
+	count->locks += n;
+	xact_locks += n;
+}
+
+/* The most lock keys one row takes: those of a fingerprint at k, or one per LSH band. */
+uint64
+row_lock_key_bound(DedupeConfig *c)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	uint32		keys[SIMHASH_MAX_LOCK_KEYS];
+	size_t		raw = 0;
+
+	if (c->min_similarity > 0)
+		return SIMHASH_LSH_BANDS;
+	simhash_check_status(simhash_lock_keys(0, c->k, keys, SIMHASH_MAX_LOCK_KEYS, &raw,
+										   errbuf, sizeof(errbuf)), errbuf);
+	return raw;
+}
+
+/*
+ * simhash_dedupe_insert(), before it computes any key: true when it holds, or has just
+ * taken (waiting for it), SHARE ROW EXCLUSIVE on the table, because its rows may take up
+ * to max_keys keys, enough for serialize_bulk() to take the table lock anyway, and the
+ * current user may lock the table. The load then needs no key at all (so does not compute
+ * them: for a threshold, the shingles of every row).
+ */
+bool
+bulk_takes_table(DedupeConfig *c, uint64 max_keys)
+{
+	if (holds_table(c))
+		return true;
+	if (xact_lxid != SIMHASH_MY_LXID)
+	{
+		xact_lxid = SIMHASH_MY_LXID;
+		xact_locks = 0;
+	}
+	if ((max_keys >= first_try() || xact_locks + max_keys > lock_budget()) && may_lock_table(c))
+	{
+		(void) lock_tables(c, true);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * simhash_dedupe_insert() (dedupe_bulk.c): takes every lock key of a statement at once,
+ * keys[0..n) ascending and distinct, before any of its rows is written; or, for a load that
+ * would take many (first_try()) or more than the budget, SHARE ROW EXCLUSIVE on the table
+ * and its partitions, waiting for it, when the current user may lock the table. Two loads
+ * that take their keys so cannot deadlock with each other on them (each waits only while
+ * it holds keys below the one it waits for), nor with writers of one row a transaction.
+ * Called before the load's first row takes ROW EXCLUSIVE on the table.
+ */
+void
+serialize_bulk(DedupeConfig *c, const uint32 *keys, size_t n)
+{
+	LockCount  *count;
+
+	if (holds_table(c))
+		return;
+	count = lock_count(c->root);
+	if (xact_lxid != SIMHASH_MY_LXID)
+	{
+		xact_lxid = SIMHASH_MY_LXID;
+		xact_locks = 0;
+	}
+	if (n >= first_try() || xact_locks + n > lock_budget())
+	{
+		if (may_lock_table(c))
+		{
+			(void) lock_tables(c, true);
+			return;
+		}
+		if (xact_locks + n > lock_budget())
+			refuse_past_budget(c);
+	}
+	for (size_t i = 0; i < n; i++)
+	{
+		LOCKTAG		tag;
+
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
 		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, c->root, keys[i], DEDUPE_LOCK_CLASS);
 		(void) LockAcquire(&tag, ExclusiveLock, false, false);
 	}

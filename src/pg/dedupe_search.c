@@ -295,6 +295,84 @@ counter_feed_server(CandidateCounter *cc, const char *data, size_t len)
 }
 
 /*
+ * The shingle sets of candidates, kept for the statement (in the configuration's context)
+ * so that a row that is a candidate of many new rows (the original of a family of near
+ * duplicates, under link) is shingled once. A set is kept only when it was counted whole,
+ * so the answer from it is the one a fresh count gives; within work_mem in all. The key is
+ * the row version: its relation, TID, xmin and command id (a TID is reused only after the
+ * row is removed, and a row removed while the statement runs was inserted by another
+ * transaction than the one reusing its TID, or by an aborted subtransaction).
+ */
+typedef struct CachedSetKey
+{
+	Oid			relid;
+	ItemPointerData tid;
+	TransactionId xmin;
+	CommandId	cid;
+} CachedSetKey;
+
+typedef struct CachedSet
+{
+	CachedSetKey key;
+	uint64	   *set;
+	size_t		n;
+} CachedSet;
+
+/* The key of the candidate in s->slot; false when it has none (not a heap tuple). */
+static bool
+cached_set_key(Search *s, CachedSetKey *key)
+{
+	bool		should_free;
+	HeapTuple	tuple;
+
+	if (!TTS_IS_BUFFERTUPLE(s->slot) && !TTS_IS_HEAPTUPLE(s->slot))
+		return false;
+	tuple = ExecFetchSlotHeapTuple(s->slot, false, &should_free);
+	if (should_free || tuple->t_data == NULL || !ItemPointerIsValid(&tuple->t_self))
+	{
+		if (should_free)
+			heap_freetuple(tuple);
+		return false;
+	}
+	memset(key, 0, sizeof(*key));
+	key->relid = s->t->relid;
+	key->tid = tuple->t_self;
+	key->xmin = HeapTupleHeaderGetRawXmin(tuple->t_data);
+	key->cid = HeapTupleHeaderGetRawCommandId(tuple->t_data);
+	return true;
+}
+
+/* Keeps a copy of set[0..n) for key, within work_mem for the statement. */
+static void
+cache_set(DedupeConfig *c, const CachedSetKey *key, const uint64 *set, size_t n)
+{
+	Size		bytes = sizeof(uint64) * Max(n, 1) + sizeof(CachedSet) + 64;
+	MemoryContext cxt = GetMemoryChunkContext(c);
+	CachedSet  *e;
+	bool		found;
+
+	if (c->set_cache_bytes + bytes > (Size) work_mem * 1024)
+		return;
+	if (c->set_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(CachedSetKey);
+		ctl.entrysize = sizeof(CachedSet);
+		ctl.hcxt = cxt;
+		c->set_cache = hash_create("simhash_dedupe candidate shingle sets", 256, &ctl,
+								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	e = hash_search(c->set_cache, key, HASH_ENTER, &found);
+	if (found)
+		return;
+	e->set = MemoryContextAlloc(cxt, sizeof(uint64) * Max(n, 1));
+	memcpy(e->set, set, sizeof(uint64) * n);
+	e->n = n;
+	c->set_cache_bytes += bytes;
+}
+
+/*
  * The similarity of the new text to a candidate's stored text d (not NULL), false when
  * it is below the threshold (or undefined): the same answer as comparing the whole shingle
  * sets, at a bounded cost. The candidate is read in growing slices (a toasted text is not
@@ -315,6 +393,8 @@ candidate_similar(Search *s, Datum d, double *similarity)
 	size_t		table_size;
 	bool		within = true;
 	bool		defined;
+	CachedSetKey key;
+	bool		keyed;
 
 	/* A byte-identical text (common: licences, boilerplate) needs no shingling. */
 	if (a.size > 0 && total == VARSIZE_ANY_EXHDR(s->new_text->body))
@@ -328,6 +408,22 @@ candidate_similar(Search *s, Datum d, double *similarity)
 		{
 			*similarity = 1.0;
 			return 1.0 >= s->c->min_similarity;
+		}
+	}
+
+	keyed = cached_set_key(s, &key);
+	if (keyed && s->c->set_cache != NULL)
+	{
+		CachedSet  *e = hash_search(s->c->set_cache, &key, HASH_FIND, NULL);
+
+		if (e != NULL)
+		{
+			SimhashShingleSet other;
+
+			other.data = e->set;
+			other.size = e->n;
+			defined = simhash_shingle_jaccard(a, other, similarity);
+			return defined && *similarity >= s->c->min_similarity;
 		}
 	}
 
@@ -430,6 +526,8 @@ candidate_similar(Search *s, Datum d, double *similarity)
 		other.data = set;
 		other.size = n;
 		defined = simhash_shingle_jaccard(a, other, similarity);
+		if (keyed)
+			cache_set(s->c, &key, set, n);
 		pfree(set);
 	}
 	return defined && *similarity >= s->c->min_similarity;

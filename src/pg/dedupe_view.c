@@ -199,15 +199,16 @@ view_search_sql(DedupeConfig *c, Relation view, Relation root,
 	return sql.data;
 }
 
-/* Parses the arguments of the trigger on a view and finds its table; once per statement. */
+/*
+ * Parses the arguments of trigger tg on a view and finds its table, in the current memory
+ * context. at_create: checked when the trigger is created (dedupe_check.c), by whoever
+ * creates it: the checks of the writer, of where it runs and of the table's row-level
+ * security are left to run time, as are the secret of the lock keys and the search query.
+ */
 static DedupeConfig *
-make_view_config(FunctionCallInfo fcinfo, TriggerData *td)
+view_config(Relation view, Trigger *tg, Oid nsp, bool at_create)
 {
-	Trigger    *tg = td->tg_trigger;
-	Relation	view = td->tg_relation;
-	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 	DedupeConfig *c = palloc0(sizeof(DedupeConfig));
-	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
 	Relation	root;
 
 	check_argument_count(tg);
@@ -215,7 +216,8 @@ make_view_config(FunctionCallInfo fcinfo, TriggerData *td)
 	c->tgoid = tg->tgoid;
 	c->relid = RelationGetRelid(view);
 	map_view_columns(c, view, tg);
-	check_view_writer(c, view);
+	if (!at_create)
+		check_view_writer(c, view);
 	parse_text_column(c, view, tg);
 	parse_limit(c, tg);
 	parse_key_column(c, view, tg, nsp);
@@ -223,20 +225,24 @@ make_view_config(FunctionCallInfo fcinfo, TriggerData *td)
 	c->root_text_attno = c->to_base[c->text_attno - 1];
 	c->root_fp_attno = c->to_base[c->fp_attno - 1];
 
-	load_lock_secret(c, nsp);
+	if (!at_create)
+		load_lock_secret(c, nsp);
 	root = relation_open(c->root, AccessShareLock);
-	if (simhash_citus_is_distributed(c->root) && !simhash_citus_is_coordinator())
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("simhash_dedupe: trigger \"%s\" runs on a Citus worker; write to view \"%s\" on the coordinator",
-						tg->tgname, RelationGetRelationName(view)),
-				 errdetail("Writers serialize on locks taken on the coordinator.")));
-	if (check_enable_rls(c->root, InvalidOid, true) == RLS_ENABLED)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("simhash_dedupe: table \"%s\" has row-level security, so trigger \"%s\" on view \"%s\" would miss the rows it hides",
-						RelationGetRelationName(root), tg->tgname, RelationGetRelationName(view)),
-				 errhint("Use the trigger on the table itself, which sees every row.")));
+	if (!at_create)
+	{
+		if (simhash_citus_is_distributed(c->root) && !simhash_citus_is_coordinator())
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("simhash_dedupe: trigger \"%s\" runs on a Citus worker; write to view \"%s\" on the coordinator",
+							tg->tgname, RelationGetRelationName(view)),
+					 errdetail("Writers serialize on locks taken on the coordinator.")));
+		if (check_enable_rls(c->root, InvalidOid, true) == RLS_ENABLED)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("simhash_dedupe: table \"%s\" has row-level security, so trigger \"%s\" on view \"%s\" would miss the rows it hides",
+							RelationGetRelationName(root), tg->tgname, RelationGetRelationName(view)),
+					 errhint("Use the trigger on the table itself, which sees every row.")));
+	}
 	expect_same_column(c, view, root, c->text_attno);
 	expect_same_column(c, view, root, c->fp_attno);
 	if (TupleDescAttr(RelationGetDescr(root), c->to_base[c->fp_attno - 1] - 1)->attgenerated)
@@ -250,9 +256,30 @@ make_view_config(FunctionCallInfo fcinfo, TriggerData *td)
 	find_keys(c, view, root, tg);
 	if (c->policy == POLICY_LINK)
 		expect_same_column(c, view, root, c->link_attno);
-	check_layout(c, nsp, root, tg);
-	c->search_sql = view_search_sql(c, view, root, nsp);
+	if (!at_create)
+	{
+		check_layout(c, nsp, root, tg);
+		c->search_sql = view_search_sql(c, view, root, nsp);
+	}
 	relation_close(root, NoLock);
+	return c;
+}
+
+/* Checks the arguments of trigger tg on a view when it is created (dedupe_check.c). */
+void
+check_view_trigger(Relation view, Trigger *tg, Oid nsp)
+{
+	(void) view_config(view, tg, nsp, true);
+}
+
+/* The configuration of the trigger on a view; once per statement. */
+static DedupeConfig *
+make_view_config(FunctionCallInfo fcinfo, TriggerData *td)
+{
+	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	DedupeConfig *c = view_config(td->tg_relation, td->tg_trigger,
+								  get_func_namespace(fcinfo->flinfo->fn_oid), false);
+
 	MemoryContextSwitchTo(old);
 	return c;
 }

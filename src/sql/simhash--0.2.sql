@@ -697,7 +697,33 @@ CREATE FUNCTION simhash_dedupe() RETURNS trigger
     AS 'MODULE_PATHNAME', 'simhash_dedupe'
     LANGUAGE C;
 COMMENT ON FUNCTION simhash_dedupe() IS
-'BEFORE INSERT OR UPDATE row trigger keeping near duplicates out: arguments text column, key column (a bigint fingerprint with a maximum distance 0..16; a bigint[] of simhash_lsh keys with a similarity threshold 0.7..1, written with a decimal point), the distance or threshold, policy reject | skip | link [, link column]';
+'BEFORE INSERT OR UPDATE row trigger keeping near duplicates out: arguments text column, key column (a bigint fingerprint with a maximum distance k=0..16; a bigint[] of simhash_lsh keys with a similarity threshold similarity=0.7..1), the limit (''k=3'' or ''similarity=0.8''; the older ''3'' and ''0.8'' still mean the same), policy reject | skip | link [, link column]';
+
+-- Checks the arguments of every simhash_dedupe trigger when it is created (CREATE TRIGGER),
+-- rather than at the first row written (src/pg/dedupe_check.c). Fired for every CREATE
+-- TRIGGER of the database, with the rights of the role creating it; it reads catalogs only
+-- (by OID) and ignores triggers of other functions. EXECUTE is revoked: PostgreSQL does
+-- not check it for event triggers, and nobody else needs to call it.
+CREATE FUNCTION simhash_dedupe_check_trigger() RETURNS event_trigger
+    AS 'MODULE_PATHNAME', 'simhash_dedupe_check_trigger'
+    LANGUAGE C;
+COMMENT ON FUNCTION simhash_dedupe_check_trigger() IS
+'event trigger (ddl_command_end, CREATE TRIGGER): checks the arguments of each simhash_dedupe trigger created, with the errors its first row would raise';
+REVOKE ALL ON FUNCTION simhash_dedupe_check_trigger() FROM PUBLIC;
+CREATE EVENT TRIGGER simhash_dedupe_check_trigger ON ddl_command_end
+    WHEN TAG IN ('CREATE TRIGGER')
+    EXECUTE FUNCTION simhash_dedupe_check_trigger();
+
+-- A bulk load into a table with a simhash_dedupe trigger that cannot deadlock with another:
+-- reads the rows of query once, takes all their lock keys at once in ascending order (or
+-- the table lock), then inserts them, the trigger checking each (src/pg/dedupe_bulk.c).
+-- Runs query with the caller's rights and search_path, as simhash_pairs does: VOLATILE,
+-- PARALLEL UNSAFE (it writes).
+CREATE FUNCTION simhash_dedupe_insert(target regclass, query text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'simhash_dedupe_insert'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_dedupe_insert(regclass, text) IS
+'inserts the rows of query (columns named like the columns of target they fill, the text column among them) into target, which has a simhash_dedupe trigger, taking every lock key of the rows at once in one order before writing any (or the table lock for a large load), so that concurrent bulk loads cannot deadlock; each row is checked by the trigger as for INSERT (reject | skip | link); returns the rows inserted';
 
 
 -- == All pairs and clusters of a table =========================================

@@ -287,13 +287,14 @@ my @calls = (
         if (chance(0.75)) {    # valid: a distance or a threshold, and a policy
             my $policy = pick('reject', 'skip', 'link');
             @args = chance(0.5)
-                ? ("'body'", "'fp'", "'" . pick(0, 1, 2, 3, 3, 3, 8, 16) . "'")
-                : ("'body'", "'keys'", "'" . pick('0.7', '0.8', '0.95', '1.0') . "'");
+                ? ("'body'", "'fp'", "'" . pick('', 'k=') . pick(0, 1, 2, 3, 3, 3, 8, 16) . "'")
+                : ("'body'", "'keys'", "'" . pick('', 'similarity=') . pick('0.7', '0.8', '0.95', '1.0') . "'");
             push @args, "'$policy'";
             push @args, "'dup_of'" if $policy eq 'link';
         } else {
             @args = (pick("'body'", "'fp'", "'nope'"), pick("'fp'", "'keys'", "'body'", "'nope'"),
-                pick("'17'", "'-1'", "'0.69'", "'1.5'", "'abc'", "''", "'NaN'", "'3'", "'0.8'"),
+                pick("'17'", "'-1'", "'0.69'", "'1.5'", "'abc'", "''", "'NaN'", "'3'", "'0.8'",
+                    "'k=17'", "'k=0.8'", "'similarity=3'", "'similarity=0.69'", "'k='", "'x=3'"),
                 pick("'reject'", "'skip'", "'link'", "'bogus'"));
             push @args, pick("'dup_of'", "'body'", "'nope'") if chance(0.6);
             pop @args if chance(0.2);
@@ -302,6 +303,14 @@ my @calls = (
             'CREATE TRIGGER fz_dedupe BEFORE INSERT OR UPDATE ON fz_dd FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(' . join(', ', @args) . ')';
     }],
     [10, sub { 'INSERT INTO fz_dd (body) VALUES (' . join('), (', map { text_value() } 0 .. int(rand(4))) . ')' }],
+    # The bulk path (simhash_dedupe_insert): real rows, random texts, bad queries.
+    [3, sub { 'SELECT simhash_dedupe_insert(' . pick("'fz_dd'", "'fz_dd'", "'fz_dd'", "'fz_docs'", "'pg_class'") . ', '
+            . pick("'SELECT body FROM fz_docs ORDER BY random() LIMIT 20'",
+                '$fz$SELECT ' . join(' AS body UNION ALL SELECT ', map { text_value() } 0 .. int(rand(4))) . ' AS body$fz$',
+                '$fz$SELECT ' . text_value() . ' AS body, ' . bigint_value() . '::bigint AS fp$fz$',
+                "'SELECT body, body FROM fz_docs'", "'SELECT 1 AS nope'", "'SELECT NULL::text AS body'",
+                "'SELECT body::varchar AS body FROM fz_docs'", "'DELETE FROM fz_docs RETURNING body'", "'SELEC'",
+                query_bodies()) . ')' }],
     [1, sub { 'INSERT INTO fz_dd (body, fp) VALUES (' . text_value() . ', ' . bigint_value() . ')' }],
     [3, sub { 'UPDATE fz_dd SET body = ' . text_value() . ' WHERE id IN (SELECT id FROM fz_dd ORDER BY random() LIMIT 2)' }],
     [1, sub { 'DELETE FROM fz_dd WHERE id IN (SELECT id FROM fz_dd ORDER BY random() LIMIT 20)' }],
