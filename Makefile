@@ -46,7 +46,8 @@ REGRESS = \
 	simhash_upgrade \
 	simhash_catalog \
 	simhash_bounded \
-	simhash_ops
+	simhash_ops \
+	simhash_attack
 REGRESS_OPTS = --inputdir=. --outputdir=.
 
 # Isolation tests (specs/NAME.spec, expected/NAME.out): exact interleavings of concurrent

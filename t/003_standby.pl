@@ -77,8 +77,8 @@ like(scalar_sql($standby, "SET enable_seqscan = off; $plan"), qr/docs_fp_simhash
 is(scalar_sql($standby, block_answers_sql('docs', 'queries', $k, 1)), $on_primary,
     'standby in recovery: the same rows for the 120 searches as the primary');
 
-# Verified near duplicates read the table on the standby too: in memory they need no
-# temporary table (the disk-based path, past work_mem, would), and answer as the primary.
+# Verified near duplicates read the table on the standby too, in memory and past work_mem
+# (temporary files, no temporary table), and answer as the primary.
 my $similar = "SELECT count(*) || ' ' || coalesce(sum(hashint8(id1 * 1000003 + id2)), 0) || ' ' || "
   . "coalesce(round(sum(similarity)::numeric, 6), 0) FROM simhash_similar_pairs('SELECT id, body FROM docs', 0.7)";
 my $similar_on_primary = scalar_sql($primary, "SET work_mem = '1GB'; $similar");
@@ -87,6 +87,9 @@ is(scalar_sql($standby, "SET work_mem = '1GB'; $similar"), $similar_on_primary,
 is(scalar_sql($standby, "SET work_mem = '1GB'; SELECT count(*) FROM simhash_similar_clusters('SELECT id, body FROM docs', 0.7)"),
     scalar_sql($primary, "SET work_mem = '1GB'; SELECT count(*) FROM simhash_similar_clusters('SELECT id, body FROM docs', 0.7)"),
     'standby in recovery: simhash_similar_clusters gives the primary\'s rows');
+# Past work_mem the shingle sets go to temporary files, which a standby may write.
+is(scalar_sql($standby, "SET work_mem = '64kB'; $similar"), $similar_on_primary,
+    'standby in recovery: simhash_similar_pairs in temporary files (64kB) gives the primary\'s pairs');
 
 $t0 = time();
 $standby->promote;

@@ -860,6 +860,11 @@ CREATE FUNCTION simhash_similar_nearest(rel anyelement, text_col name, keys_col 
     RETURNS TABLE (doc anyelement, similarity double precision)
     LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
     SET search_path = pg_catalog, pg_temp
+    -- Set below for %~ with set_config(..., true), which PostgreSQL undoes when the
+    -- function returns only for the settings of its SET clauses (else at the end of the
+    -- transaction); extra_float_digits = 3 also prints min_similarity with every digit.
+    SET simhash.similarity_threshold = 0.8
+    SET extra_float_digits = 3
     AS $$
 DECLARE
     target regclass;
@@ -895,26 +900,30 @@ BEGIN
     IF q IS NULL OR lim = 0 THEN
         RETURN;
     END IF;
+    -- The row is (t.*) cast to its type (a regtype, qualified where a name would be taken):
+    -- a bare t would be a column of the table named t.
     IF keys_col IS NULL THEN
         -- No key column: the operator %~, served by a GIN index with simhash_ops on
         -- text_col, at min_similarity (a local setting, undone when this function returns:
         -- it has a SET clause).
+        -- (min_similarity::text has every digit: extra_float_digits is 3 here, not the
+        -- caller's, which if negative rounded 0.76 to 0.8.)
         PERFORM pg_catalog.set_config('simhash.similarity_threshold', min_similarity::pg_catalog.text, true);
         RETURN QUERY EXECUTE format(
             'SELECT s.t, s.similarity FROM ('
-            '  SELECT t, t.ctid AS tid, @extschema@.simhash_jaccard(t.%1$I::pg_catalog.text, $1) AS similarity FROM %2$s t'
+            '  SELECT (t.*)::%3$s AS t, t.ctid AS tid, @extschema@.simhash_jaccard(t.%1$I::pg_catalog.text, $1) AS similarity FROM %2$s t'
             '  WHERE t.%1$I::pg_catalog.text OPERATOR(@extschema@.%%~) $1) s'
             ' ORDER BY s.similarity DESC, s.tid LIMIT $2',
-            text_col, target)
+            text_col, target, pg_catalog.pg_typeof(rel))
             USING q, lim;
         RETURN;
     END IF;
     RETURN QUERY EXECUTE format(
         'SELECT s.t, s.similarity FROM ('
-        '  SELECT t, t.ctid AS tid, @extschema@.simhash_jaccard(t.%1$I::pg_catalog.text, $1) AS similarity FROM %2$s t'
+        '  SELECT (t.*)::%4$s AS t, t.ctid AS tid, @extschema@.simhash_jaccard(t.%1$I::pg_catalog.text, $1) AS similarity FROM %2$s t'
         '  WHERE t.%3$I OPERATOR(pg_catalog.&&) @extschema@.simhash_lsh($1)) s'
         ' WHERE s.similarity >= $2 ORDER BY s.similarity DESC, s.tid LIMIT $3',
-        text_col, target, keys_col)
+        text_col, target, keys_col, pg_catalog.pg_typeof(rel))
         USING q, min_similarity, lim;
 END
 $$;
@@ -1048,6 +1057,13 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
     PERFORM @extschema@.simhash_check_column(tbl, col);
+    -- PostgreSQL builds no index CONCURRENTLY on a partitioned table: every statement would
+    -- fail but the last, which would record a layout without its indexes.
+    IF EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = tbl AND c.relkind = 'p') THEN
+        RAISE EXCEPTION 'simhash: % is a partitioned table, on which no index is built concurrently', tbl
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'simhash_create_index builds them on a partitioned table (blocking writes while it runs).';
+    END IF;
     IF max_distance IS NULL OR max_distance < 0 OR max_distance > 16 THEN
         RAISE EXCEPTION 'simhash: max_distance must be between 0 and 16, got %', coalesce(max_distance::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';

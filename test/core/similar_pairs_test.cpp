@@ -242,6 +242,36 @@ std::set<PairKey> external_pairs(const std::vector<std::string>& texts, double t
   return out;
 }
 
+// The fingerprints of the recipes below 0.7 are fed a chunk at a time into a buffer that
+// grows: the same value as one feed into a buffer sized for the worst case, on texts of
+// several chunks whose multi-byte characters (and U+FDFA, 18 features) straddle the cuts.
+TEST(SimilarPairs, BinaryFingerprintInChunksEqualsOneFeed) {
+  std::mt19937 rng(7);
+  const std::vector<std::string> pieces = {"alpha ", "b\xC3\xA9ta ", "\xE6\x97\xA5\xE6\x9C\xAC ",
+                                           "\xEF\xB7\xBA ", "\xF0\x9F\x98\x80x ", "Gamma, ", "42 "};
+  for (const std::size_t bytes : {std::size_t{0}, std::size_t{10}, std::size_t{65535},
+                                  std::size_t{65537}, std::size_t{300000}}) {
+    std::string text;
+    while (text.size() < bytes) text += pieces[rng() % pieces.size()];
+    for (const auto& r : std::vector<std::pair<TokenizerKind, int>>{
+             {TokenizerKind::Char, 3}, {TokenizerKind::Char, 5}, {TokenizerKind::Word, 1}}) {
+      TextOptions options;
+      options.tokenizer = r.first;
+      options.n = r.second;
+      options.weighting = Weighting::Binary;
+      TextFingerprinter whole(options);
+      std::vector<std::uint64_t> buffer;
+      if (whole.needs_buffer()) {
+        buffer.resize(whole.capacity_for(text.size()));
+        whole.set_buffer(buffer.data(), buffer.size());
+      }
+      whole.feed(text.data(), text.size());
+      EXPECT_EQ(binary_fingerprint(text, r.first, r.second), whole.fingerprint())
+          << bytes << " bytes, n " << r.second;
+    }
+  }
+}
+
 TEST(SimilarPairs, ExternalModeGivesTheSameAnswer) {
   const auto texts = make_texts(17, 90);
   for (const double t : {0.5, 0.65, 0.8, 1.0}) {
