@@ -23,8 +23,8 @@ inline void set_error(char* errbuf, std::size_t errcap, const char* message) noe
 }
 
 // Runs body (which returns a simhash_status), turning any exception into a status and a
-// message: std::invalid_argument is the caller's mistake, std::bad_alloc is out of memory,
-// anything else is an internal error.
+// message: std::invalid_argument is the caller's mistake, std::length_error a documented
+// limit, std::bad_alloc is out of memory, anything else is an internal error.
 template <class Body>
 simhash_status guarded(char* errbuf, std::size_t errcap, Body&& body) noexcept {
   try {
@@ -32,6 +32,9 @@ simhash_status guarded(char* errbuf, std::size_t errcap, Body&& body) noexcept {
   } catch (const std::invalid_argument& e) {
     set_error(errbuf, errcap, e.what());
     return SIMHASH_INVALID_ARGUMENT;
+  } catch (const std::length_error& e) {
+    set_error(errbuf, errcap, e.what());
+    return SIMHASH_LIMIT_EXCEEDED;
   } catch (const std::bad_alloc&) {
     set_error(errbuf, errcap, "out of memory");
     return SIMHASH_OUT_OF_MEMORY;

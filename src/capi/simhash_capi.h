@@ -29,7 +29,8 @@ typedef enum simhash_status {
   SIMHASH_NO_FEATURES = 1,      /* the text has no token: there is no fingerprint (SQL NULL) */
   SIMHASH_INVALID_ARGUMENT = 2, /* a caller's mistake: SQLSTATE 22023 */
   SIMHASH_INTERNAL_ERROR = 3,   /* a bug: SQLSTATE XX000 */
-  SIMHASH_OUT_OF_MEMORY = 4     /* std::bad_alloc: SQLSTATE 53200 */
+  SIMHASH_OUT_OF_MEMORY = 4,    /* std::bad_alloc: SQLSTATE 53200 */
+  SIMHASH_LIMIT_EXCEEDED = 5    /* std::length_error, a documented limit: SQLSTATE 54000 */
 } simhash_status;
 
 typedef struct simhash_options {

@@ -90,14 +90,30 @@ std::vector<std::uint64_t> shingle_set(std::string_view text, int n) {
   options.n = n;
   options.weighting = Weighting::Binary;
   TextFingerprinter fp(options, /*collect=*/true);
-  // Bounds, not sizes: left uninitialized (the bound is 18 features a byte).
-  const std::size_t capacity = fp.capacity_for(text.size());
-  std::unique_ptr<std::uint64_t[]> buffer(new std::uint64_t[capacity]);
-  std::unique_ptr<std::uint64_t[]> counts(new std::uint64_t[capacity]);
-  fp.set_buffer(buffer.get(), capacity);
-  fp.feed(text.data(), text.size());
-  const std::size_t distinct = fp.distinct(counts.get(), capacity);
-  return std::vector<std::uint64_t>(buffer.get(), buffer.get() + distinct);
+  // The buffer grows with the features collected (not to the bound of 18 features a byte
+  // up front), fed a piece at a time, up to kMaxSetFeatures.
+  constexpr std::size_t kPiece = std::size_t{1} << 16;
+  std::vector<std::uint64_t> buffer(fp.capacity_for(std::min(text.size(), kPiece)));
+  fp.set_buffer(buffer.data(), buffer.size());
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t want = std::min(text.size() - pos, kPiece);
+    const std::size_t room = fp.feed_limit();
+    if (room < want) {
+      buffer.resize(std::max(buffer.size() * 2, fp.capacity_for(want)));
+      fp.set_buffer(buffer.data(), buffer.size());
+      continue;
+    }
+    fp.feed(text.data() + pos, want);
+    pos += want;
+    if (fp.size() > kMaxSetFeatures) {
+      throw std::length_error("the text has too many shingles (the limit is 67108864)");
+    }
+  }
+  const std::size_t distinct = fp.distinct(nullptr, 0);
+  buffer.resize(distinct);
+  buffer.shrink_to_fit();
+  return buffer;
 }
 
 std::size_t ShingleCounter::table_size_for(std::uint64_t distinct) {

@@ -69,6 +69,9 @@ std::uint64_t set_digest_end(std::uint64_t state) noexcept;
 // The shingle set of a UTF-8 text: ascending, distinct hashes of its shingles of n
 // normalized characters (a text of fewer than n characters has one shingle of them all; a
 // text without characters has none). The same features as simhash(text, 'char', n).
+// The most features shingle_set() collects from one text (512 MB of them, the limit of the
+// SQL functions too); beyond, std::length_error.
+inline constexpr std::size_t kMaxSetFeatures = std::size_t{1} << 26;
 std::vector<std::uint64_t> shingle_set(std::string_view text, int n = kSimilarityShingle);
 
 // The distinct shingles of a text read piece by piece (cut anywhere, even inside a UTF-8

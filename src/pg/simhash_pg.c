@@ -90,6 +90,10 @@ simhash_raise_status(simhash_status status, const char *message)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("simhash: out of memory")));
+	if (status == SIMHASH_LIMIT_EXCEEDED)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("simhash: %s", message)));
 	ereport(ERROR,
 			(errcode(ERRCODE_INTERNAL_ERROR),
 			 errmsg("simhash: internal error: %s", message)));
