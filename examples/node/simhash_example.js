@@ -107,7 +107,7 @@ async function insertThroughTrigger(client, check) {
         WITH (fastupdate = off);
     CREATE TRIGGER example_articles_dedupe
         BEFORE INSERT OR UPDATE OF body ON example_articles FOR EACH ROW
-        EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.8', 'reject')`);
+        EXECUTE FUNCTION simhash_dedupe('body', 'lsh', 'similarity=0.8', 'reject')`);
   const ids = {};
   for (const [name, body, dupOf] of [
     ['MIT', MIT, null],

@@ -120,7 +120,7 @@ def insert_through_trigger(conn, check):
             WITH (fastupdate = off);
         CREATE TRIGGER example_articles_dedupe
             BEFORE INSERT OR UPDATE OF body ON example_articles FOR EACH ROW
-            EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.8', 'reject')""")
+            EXECUTE FUNCTION simhash_dedupe('body', 'lsh', 'similarity=0.8', 'reject')""")
     ids = {}
     for name, body, dup_of in [
         ("MIT", MIT, None),
