@@ -117,13 +117,15 @@ SELECT upper(regexp_replace(body, '\mthe\M', 'a', 'gi')) AS body FROM docs WHERE
 
 \echo
 \echo '== 4. Search with a threshold: documents sharing at least' :t 'with an edited copy of' :busy_name
-\echo '   (GIN index on the LSH keys finds the candidates, simhash_jaccard verifies them)'
-CREATE INDEX docs_lsh ON docs USING gin (lsh) WITH (fastupdate = off);
+\echo '   (body %~ query through a GIN index on the text, simhash_ops: its LSH keys find the'
+\echo '   candidates, the exact similarity checks them; ordered by body <%> query)'
+CREATE INDEX docs_body_sim ON docs USING gin (body simhash_ops);
 ANALYZE docs;
-SELECT pg_temp.short(d.name) AS document, round(simhash_jaccard(d.body, q.body)::numeric, 3) AS similarity
+SELECT set_config('simhash.similarity_threshold', :'t', false) \g /dev/null
+SELECT pg_temp.short(d.name) AS document, round((1 - (d.body <%> q.body))::numeric, 3) AS similarity
 FROM docs d, query q
-WHERE d.lsh && simhash_lsh(q.body) AND simhash_jaccard(d.body, q.body) >= :t
-ORDER BY similarity DESC, document
+WHERE d.body %~ q.body
+ORDER BY d.body <%> q.body, document
 LIMIT 8;
 
 -- Dedupe on insert: the same documents loaded again, into a table guarded by
