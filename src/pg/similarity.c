@@ -55,8 +55,8 @@ simhash_text_shingles(text *body)
  * The shingle set of text argument argno. A detoasted copy of the text is freed at once: a
  * text of tens of megabytes need not stay in memory while the other argument is shingled.
  */
-static ShingleSet
-shingles_of_arg(FunctionCallInfo fcinfo, int argno)
+ShingleSet
+simhash_shingles_of_arg(FunctionCallInfo fcinfo, int argno)
 {
 	Datum		d = PG_GETARG_DATUM(argno);
 	text	   *body = PG_DETOAST_DATUM_PACKED(d);
@@ -127,9 +127,9 @@ Datum
 simhash_jaccard_text(PG_FUNCTION_ARGS)
 {
 	double		result;
-	ShingleSet	a = shingles_of_arg(fcinfo, 0);
+	ShingleSet	a = simhash_shingles_of_arg(fcinfo, 0);
 
-	if (!simhash_shingle_jaccard(a, shingles_of_arg(fcinfo, 1), &result))
+	if (!simhash_shingle_jaccard(a, simhash_shingles_of_arg(fcinfo, 1), &result))
 		PG_RETURN_NULL();
 	PG_RETURN_FLOAT8(result);
 }
@@ -141,9 +141,9 @@ Datum
 simhash_containment_text(PG_FUNCTION_ARGS)
 {
 	double		result;
-	ShingleSet	a = shingles_of_arg(fcinfo, 0);
+	ShingleSet	a = simhash_shingles_of_arg(fcinfo, 0);
 
-	if (!containment(a, shingles_of_arg(fcinfo, 1), &result))
+	if (!containment(a, simhash_shingles_of_arg(fcinfo, 1), &result))
 		PG_RETURN_NULL();
 	PG_RETURN_FLOAT8(result);
 }
@@ -186,7 +186,7 @@ PG_FUNCTION_INFO_V1(simhash_shingles_text);
 Datum
 simhash_shingles_text(PG_FUNCTION_ARGS)
 {
-	ShingleSet	set = shingles_of_arg(fcinfo, 0);
+	ShingleSet	set = simhash_shingles_of_arg(fcinfo, 0);
 	ArrayType  *result;
 	char	   *chunk;
 	Size		header = ARR_OVERHEAD_NONULLS(1);
@@ -316,7 +316,7 @@ PG_FUNCTION_INFO_V1(simhash_lsh_text);
 Datum
 simhash_lsh_text(PG_FUNCTION_ARGS)
 {
-	ShingleSet	set = shingles_of_arg(fcinfo, 0);
+	ShingleSet	set = simhash_shingles_of_arg(fcinfo, 0);
 	int64		keys[SIMHASH_LSH_BANDS];
 	int			n = simhash_shingle_lsh_keys(set, keys);
 
@@ -334,7 +334,7 @@ PG_FUNCTION_INFO_V1(simhash_shingle_digest_text);
 Datum
 simhash_shingle_digest_text(PG_FUNCTION_ARGS)
 {
-	ShingleSet	set = shingles_of_arg(fcinfo, 0);
+	ShingleSet	set = simhash_shingles_of_arg(fcinfo, 0);
 	uint64		digest;
 
 	if (set.size == 0)
@@ -354,7 +354,7 @@ PG_FUNCTION_INFO_V1(simhash_shingle_summary);
 Datum
 simhash_shingle_summary(PG_FUNCTION_ARGS)
 {
-	ShingleSet	set = shingles_of_arg(fcinfo, 0);
+	ShingleSet	set = simhash_shingles_of_arg(fcinfo, 0);
 	TupleDesc	desc;
 	Datum		values[2];
 	bool		nulls[2] = {true, true};

@@ -7,6 +7,7 @@
 
 #include "postgres.h"
 
+#include "fmgr.h"
 #include "utils/array.h"
 
 /* A shingle set: ascending, distinct hashes (palloc'd when made from a text). */
@@ -18,6 +19,8 @@ typedef struct SimhashShingleSet
 
 /* The shingle set of a text (5 normalized characters a shingle). Cancellable. */
 extern SimhashShingleSet simhash_text_shingles(text *body);
+/* The shingle set of a function's text argument; its detoasted copy freed at once. */
+extern SimhashShingleSet simhash_shingles_of_arg(FunctionCallInfo fcinfo, int argno);
 
 /* |A ∩ B| / |A ∪ B|; false (undefined) when both sets are empty. */
 extern bool simhash_shingle_jaccard(SimhashShingleSet a, SimhashShingleSet b, double *result);

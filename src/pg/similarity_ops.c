@@ -79,19 +79,6 @@ query_shingles(FunctionCallInfo fcinfo, int argno)
 	return cache->set;
 }
 
-/* The shingle set of text argument argno, the detoasted copy freed at once. */
-static SimhashShingleSet
-row_shingles(FunctionCallInfo fcinfo, int argno)
-{
-	Datum		d = PG_GETARG_DATUM(argno);
-	text	   *body = PG_DETOAST_DATUM_PACKED(d);
-	SimhashShingleSet set = simhash_text_shingles(body);
-
-	if ((Pointer) body != DatumGetPointer(d))
-		pfree(body);
-	return set;
-}
-
 PG_FUNCTION_INFO_V1(simhash_similar_op);
 
 /*
@@ -104,7 +91,7 @@ simhash_similar_op(PG_FUNCTION_ARGS)
 {
 	double		t = simhash_similarity_threshold;
 	SimhashShingleSet q = query_shingles(fcinfo, 1);
-	SimhashShingleSet a = row_shingles(fcinfo, 0);
+	SimhashShingleSet a = simhash_shingles_of_arg(fcinfo, 0);
 	size_t		lo = Min(a.size, q.size);
 	size_t		hi = Max(a.size, q.size);
 	double		j;
@@ -129,7 +116,7 @@ Datum
 simhash_jaccard_distance(PG_FUNCTION_ARGS)
 {
 	SimhashShingleSet q = query_shingles(fcinfo, 1);
-	SimhashShingleSet a = row_shingles(fcinfo, 0);
+	SimhashShingleSet a = simhash_shingles_of_arg(fcinfo, 0);
 	double		j;
 	bool		defined = simhash_shingle_jaccard(a, q, &j);
 
