@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # What the simhash_dedupe trigger costs a bulk load: COPY of real-text-derived rows into a
 # table with the block indexes, without the trigger (the fingerprint a generated column)
-# and with it (policies link and skip), in the same run, on a throwaway cluster; for the
+# and with it (policies link and skip; and reject, which fails at the first near duplicate,
+# on the rows skip kept, beside a plain COPY of those rows), in the same run, on a throwaway
+# cluster; for the
 # layout simhash_create_index chooses by default and for one of k + 1 blocks (one index
 # lookup per block and row, which is what the trigger likes best). With a similarity
 # threshold: the LSH keys (simhash_lsh(body), a generated column without the trigger) and
@@ -12,7 +14,7 @@
 # one row a transaction, rows drawn from the same data) into the table loaded with and
 # without the trigger, p50 and p99.
 #
-# Usage: bench/bench_dedupe.sh [--rows N] [--k K] [--rounds R] [--inserts M]
+# Usage: bench/bench_dedupe.sh [--rows N] [--k K] [--rounds R] [--inserts M] [--layouts L]
 #   --rows N    rows per COPY (default 1000000): paragraphs of the real-text corpus and
 #               edited copies of them (2..20% of words deleted), shuffled
 #   --k K       the trigger's maximum distance and the layout's (default 3), or a similarity
@@ -20,6 +22,8 @@
 #               with a GIN index)
 #   --rounds R  COPYs of each kind, alternating; the median is reported (default 3)
 #   --inserts M single-row INSERTs timed per kind (default 2000)
+#   --layouts L with a distance, the block layouts measured, comma-separated: default
+#               (simhash_create_index's choice), k+1 (k + 1 blocks) (default: default,k+1)
 # The corpus is scripts/make_corpus.sh's, in $SIMHASH_CORPUS (default /tmp/simhash-corpus;
 # made if missing). Needs the extension installed (scripts/setup.sh).
 set -euo pipefail
@@ -31,13 +35,15 @@ rows=1000000
 k=3
 rounds=3
 inserts=2000
+layout_list=default,k+1
 while [[ $# -gt 0 ]]; do
     case $1 in
         --rows) rows=$2; shift 2 ;;
         --k) k=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
         --inserts) inserts=$2; shift 2 ;;
-        -h | --help) sed -n '2,22s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --layouts) layout_list=$2; shift 2 ;;
+        -h | --help) sed -n '2,26s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done
@@ -109,7 +115,7 @@ SET client_min_messages = warning;
 DROP TABLE IF EXISTS docs, made;
 RESET client_min_messages;
 SELECT CASE WHEN :'layout' = 'gin' THEN 'bigint[]' ELSE 'bigint' END AS fp_type \gset
-SELECT CASE WHEN :'kind' = 'no trigger'
+SELECT CASE WHEN :'kind' LIKE 'no trigger%'
             THEN format('fp %s GENERATED ALWAYS AS (%s) STORED', :'fp_type', :'fp_expr')
             ELSE format('fp %s', :'fp_type') END AS fp_column \gset
 CREATE TABLE docs (id bigint PRIMARY KEY, body text, :fp_column, dup_of bigint);
@@ -122,6 +128,7 @@ SELECT coalesce((SELECT format('%s (%s blocks)', :'layout', blocks) FROM simhash
 SELECT CASE :'kind'
          WHEN 'trigger, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''link'', ''dup_of'')', :k)
          WHEN 'trigger, skip' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''skip'')', :k)
+         WHEN 'trigger, reject, unique rows' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''reject'')', :k)
          ELSE 'SET client_min_messages = warning' END \gexec
 SELECT CASE :'kind'
          WHEN 'bulk, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''link'', ''dup_of'')', :k)
@@ -132,19 +139,33 @@ CHECKPOINT;
 SELECT clock_timestamp() AS t0 \gset
 SELECT CASE WHEN :'kind' LIKE 'bulk%' THEN 'CREATE UNLOGGED TABLE staging (id bigint, body text)' END \gexec
 SELECT CASE WHEN :'kind' LIKE 'bulk%' THEN format('COPY staging FROM %L', :'data')
+            WHEN :'kind' LIKE '%unique rows' THEN format('COPY docs (id, body) FROM %L', :'data' || '.unique')
             ELSE format('COPY docs (id, body) FROM %L', :'data') END \gexec
 SELECT CASE WHEN :'kind' LIKE 'bulk%' THEN 'CREATE TEMP TABLE loaded AS SELECT simhash_dedupe_insert(''docs'', ''SELECT id, body FROM staging'')' END \gexec
 SET client_min_messages = warning;
 INSERT INTO timings SELECT :'layout_name', :'kind', :round, extract(epoch FROM clock_timestamp() - :'t0'::timestamptz),
                            (SELECT count(*) FROM docs);
+-- The rows skip keeps, none a near duplicate of another: what reject loads without failing.
+SELECT CASE WHEN :'kind' = 'trigger, skip'
+            THEN format('COPY (SELECT id, body FROM docs ORDER BY hashint8(id)) TO %L', :'data' || '.unique') END \gexec
 SQL
 }
 
-layouts=(default 'k + 1')
+layouts=()
+IFS=, read -r -a wanted <<<"${layout_list}"
+for l in "${wanted[@]}"; do
+    case ${l} in
+        default) layouts+=(default) ;;
+        k+1) layouts+=('k + 1') ;;
+        *) die "unknown layout: ${l} (default or k+1)" ;;
+    esac
+done
+[[ ${#layouts[@]} -gt 0 ]] || die "--layouts names no layout"
 [[ ${k} == *.* ]] && layouts=(gin)
 for round in $(seq 1 "${rounds}"); do
     for layout in "${layouts[@]}"; do
-        for kind in 'no trigger' 'trigger, link' 'trigger, skip' 'bulk, link' 'bulk, skip'; do
+        for kind in 'no trigger' 'trigger, link' 'trigger, skip' 'bulk, link' 'bulk, skip' \
+            'no trigger, unique rows' 'trigger, reject, unique rows'; do
             log "round ${round}: COPY, layout ${layout}, ${kind}"
             copy_into "${layout}" "${kind}" "${round}"
         done
@@ -189,10 +210,12 @@ psql -v k="${k}" -v rows="${rows}" <<'SQL'
 WITH m AS (
     SELECT layout, kind, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) AS s, max(kept) AS kept
     FROM timings WHERE round > 0 GROUP BY layout, kind)
-SELECT layout, kind, round(s::numeric, 1) AS seconds, round((:rows / s)::numeric) AS rows_offered_per_s,
+SELECT layout, kind, round(s::numeric, 1) AS seconds,
+       round((CASE WHEN kind LIKE '%unique rows' THEN kept ELSE :rows END / s)::numeric) AS rows_offered_per_s,
        kept AS rows_kept,
-       round((s / (SELECT b.s FROM m b WHERE b.layout = m.layout AND b.kind = 'no trigger'))::numeric, 2) AS ratio
-FROM m ORDER BY layout, s;
+       round((s / (SELECT b.s FROM m b WHERE b.layout = m.layout
+                   AND b.kind = CASE WHEN m.kind LIKE '%unique rows' THEN 'no trigger, unique rows' ELSE 'no trigger' END))::numeric, 2) AS ratio
+FROM m ORDER BY layout, kind LIKE '%unique rows', s;
 \echo
 \echo '== single-row INSERTs (one a transaction, pgbench) into the loaded table:'
 \echo '   latency in ms, and its ratio to a plain INSERT (no trigger) into the same layout'

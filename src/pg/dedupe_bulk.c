@@ -221,6 +221,7 @@ typedef struct CopyFeed
 	TupleTableSlot *slot;
 	TupleDesc	qdesc;
 	FmgrInfo   *out;			/* output function of each column of the query */
+	MemoryContext tuple_cxt;	/* where a row read back from a temporary file lives */
 	StringInfoData line;		/* the current row in COPY's text format */
 	int			pos;			/* bytes of it already handed to COPY */
 	MemoryContext row_cxt;
@@ -264,8 +265,19 @@ next_line(CopyFeed *f)
 
 	resetStringInfo(&f->line);
 	f->pos = 0;
+
+	/*
+	 * COPY calls us in its per-row context, which it resets between rows; a row read back
+	 * from the tuplestore's file is allocated in the current context and freed by the slot
+	 * when the next one is stored: it must live in a context of the whole load.
+	 */
+	old = MemoryContextSwitchTo(f->tuple_cxt);
 	if (!tuplestore_gettupleslot(f->rows, true, false, f->slot))
+	{
+		MemoryContextSwitchTo(old);
 		return false;
+	}
+	MemoryContextSwitchTo(old);
 	CHECK_FOR_INTERRUPTS();
 	slot_getallattrs(f->slot);
 	old = MemoryContextSwitchTo(f->row_cxt);
@@ -323,6 +335,7 @@ insert_by_copy(Relation rel, TupleDesc qdesc, Tuplestorestate *rows)
 
 	f.rows = rows;
 	f.qdesc = qdesc;
+	f.tuple_cxt = CurrentMemoryContext;
 	f.slot = MakeSingleTupleTableSlot(qdesc, &TTSOpsMinimalTuple);
 	f.out = palloc0(qdesc->natts * sizeof(FmgrInfo));
 	f.row_cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_dedupe_insert line",

@@ -185,9 +185,11 @@ typedef struct Search
 } Search;
 
 /*
- * With a threshold, reject and skip need one similar row, not the most similar: the search
- * stops at the first. Link stops at an original that no row can beat (similarity 1, or
- * distance 0): candidates replace it only when strictly nearer.
+ * Skip needs one near duplicate, in either mode, and so does reject with a threshold: the
+ * search stops at the first (with a distance, the rest of the k + 1 index probes of a
+ * skipped row are not made). Reject with a distance goes on to name the nearest row in its
+ * message. Link stops at an original that no row can beat (similarity 1, or distance 0):
+ * candidates replace it only when strictly nearer.
  */
 static bool
 search_done(Search *s)
@@ -199,7 +201,7 @@ search_done(Search *s)
 	if (s->c->policy == POLICY_LINK)
 		return f->is_original &&
 			(s->c->min_similarity > 0 ? f->similarity >= 1.0 : f->distance == 0);
-	return s->c->min_similarity > 0;
+	return s->c->min_similarity > 0 || s->c->policy == POLICY_SKIP;
 }
 
 /* Bytes of a candidate's text read at first, and at most at a time from a plain one. */
