@@ -7,8 +7,9 @@
 #
 # Usage: examples/run.sh [--families N]
 #   --families N  size of the dedupe job's table (default 1000 families, 2742 rows)
-# The job runs with work_mem = 1MB, so that it certainly NOTICEs (the spill to temporary
-# tables) and the programs can check that the NOTICE reached their notice handlers.
+# The job runs with work_mem = 1MB (its shingle sets go on in temporary files) and with
+# client_min_messages = debug1, so that the function's closing DEBUG1 summary certainly
+# arrives and the programs can check that it reached their notice handlers.
 #
 # Needs the extension built and installed (scripts/setup.sh --private-pg), python3-psycopg
 # for /usr/bin/python3 (PYTHON overrides the interpreter), node and npm (scripts/setup.sh
