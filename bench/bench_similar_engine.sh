@@ -104,7 +104,7 @@ SELECT :got + k,
                  substr('ABCDEFGHIJKLMNOPQRSTUVWXYZABCDEFGHIJKLMNOPQRSTUVWXYZ', s + 1, 26))
 FROM (SELECT count(*) AS n FROM latin) c
 CROSS JOIN LATERAL generate_series(1, :base - :got) k
-CROSS JOIN LATERAL (SELECT 1 + ((k - 1) / c.n) % 25 AS s) sh
+CROSS JOIN LATERAL (SELECT (1 + ((k - 1) / c.n) % 25)::integer AS s) sh
 JOIN latin a ON a.rn = 1 + (k - 1) % c.n;
 SQL
 fi
