@@ -11,8 +11,8 @@
 #                there when missing)
 #   --docs       rows (default 64000): families of F rows, each a real paragraph (the
 #                blocks between blank lines of the corpus files, in file order, at least
-#                30 characters, every language; past the corpus's paragraphs, two of them
-#                joined) and F - 1 edited copies of it, each with
+#                30 characters, every language; past the corpus's paragraphs, Latin-script
+#                ones with their letters shifted) and F - 1 edited copies of it, each with
 #                1-7 % of its words deleted (a seeded hash decides which), so that most
 #                rows have several near duplicates, as in catalogs and crawls
 #   --family     F (default 5)
@@ -86,16 +86,26 @@ bench/paragraphs.pl "${corpus}" "${base}" |
     psql -X -q -v ON_ERROR_STOP=1 -c '\copy base FROM STDIN'
 got=$(psql -X -At -c 'SELECT count(*) FROM base')
 if [[ ${got} -lt ${base} ]]; then
-    # Too few paragraphs for distinct families: the missing originals are pairs of two
-    # paragraphs joined (the k-th extra: paragraphs k mod n and 7919 k + 13 mod n), so that
-    # the density stays that of --family rather than growing with repeats.
-    log "the corpus has ${got} paragraphs, fewer than ${base}: the others are two paragraphs joined"
+    # Too few paragraphs for distinct families: the missing originals are Latin-script
+    # paragraphs with their letters shifted (a Caesar shift of 1..25, the k-th extra: the
+    # k mod n-th such paragraph, shift 1 + k / n): the same lengths, words and repeats,
+    # and no shingle in common with their source or each other, so the density stays that
+    # of --family. (Joining two paragraphs instead made texts half alike by the hundred
+    # thousand, whose candidates swamped the run.)
+    log "the corpus has ${got} paragraphs, fewer than ${base}: the others are Latin-script ones with their letters shifted"
     psql -X -q -v ON_ERROR_STOP=1 -v base="${base}" -v got="${got}" <<'SQL'
+CREATE TEMP TABLE latin AS
+SELECT row_number() OVER (ORDER BY id) AS rn, body FROM base
+WHERE length(regexp_replace(body, '[^A-Za-z]', '', 'g')) > length(body) / 2;
 INSERT INTO base (id, body)
-SELECT :got + k, a.body || ' ' || b.body
-FROM generate_series(1, :base - :got) k
-JOIN base a ON a.id = 1 + k % :got
-JOIN base b ON b.id = 1 + (7919::bigint * k + 13) % :got;
+SELECT :got + k,
+       translate(a.body, 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ',
+                 substr('abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz', s + 1, 26) ||
+                 substr('ABCDEFGHIJKLMNOPQRSTUVWXYZABCDEFGHIJKLMNOPQRSTUVWXYZ', s + 1, 26))
+FROM (SELECT count(*) AS n FROM latin) c
+CROSS JOIN LATERAL generate_series(1, :base - :got) k
+CROSS JOIN LATERAL (SELECT (1 + ((k - 1) / c.n) % 25)::integer AS s) sh
+JOIN latin a ON a.rn = 1 + (k - 1) % c.n;
 SQL
 fi
 psql -X -q -v ON_ERROR_STOP=1 -v docs="${docs}" -v family="${family}" <<'SQL'
