@@ -567,6 +567,12 @@ BEGIN
         RAISE EXCEPTION 'simhash: the first argument must be a row of a table, such as NULL::docs, not %', rel
             USING ERRCODE = 'wrong_object_type';
     END IF;
+    -- The searches order ties by ctid: a view, a foreign table or a bare composite type has
+    -- none to give.
+    IF (SELECT c.relkind FROM pg_class c WHERE c.oid = target) NOT IN ('r', 'p', 'm') THEN
+        RAISE EXCEPTION 'simhash: % is not a table, partitioned table or materialized view', target
+            USING ERRCODE = 'wrong_object_type';
+    END IF;
     IF lim IS NULL OR lim < 0 THEN
         RAISE EXCEPTION 'simhash: lim must be a non-negative number of rows'
             USING ERRCODE = 'invalid_parameter_value';
@@ -575,7 +581,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION simhash_check_rows(regtype, integer) IS
-'helper of simhash_nearest and simhash_similar_nearest: the table whose row type is rel (42809 wrong_object_type otherwise), after checking that lim is a non-negative number (22023)';
+'helper of simhash_nearest and simhash_similar_nearest: the table, partitioned table or materialized view whose row type is rel (42809 wrong_object_type otherwise, views included), after checking that lim is a non-negative number (22023)';
 
 -- The lim rows closest to q, nearest first. Rows within distance k are found through the
 -- block indexes for growing k while the planner serves k by index; beyond, by one
