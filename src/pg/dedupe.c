@@ -311,7 +311,8 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 		w.search = true;
 		w.unchanged = false;
 	}
-	if (w.search)
+	/* In a bulk load, a row its filter clears has no near duplicate (dedupe_bulk.c). */
+	if (w.search && !(old == NULL && c->min_similarity == 0 && bulk_filter_clear(c, w.fp)))
 		find_near_duplicate(c, rel, old, &w, &found);
 	if (found.any && c->policy == POLICY_REJECT)
 		reject(c, rel, td->tg_trigger, &found);
@@ -326,5 +327,7 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 	if (w.ncols > 0)
 		tuple = heap_modify_tuple_by_cols(tuple, RelationGetDescr(rel), w.ncols, w.cols,
 										  w.values, w.nulls);
+	if (c->min_similarity == 0 && (w.search || w.unchanged))
+		bulk_filter_written(c, w.fp);
 	return PointerGetDatum(tuple);
 }

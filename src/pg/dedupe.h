@@ -23,7 +23,9 @@
  *
  * simhash_dedupe_insert(table, query): a bulk load that reads its rows,    dedupe_bulk.c
  * takes all their lock keys at once in one order, then inserts them
- * (the trigger checks each row, with the keys already held).
+ * (the trigger checks each row, with the keys already held); with a
+ * distance, it searches the table for its fingerprints before writing,
+ * and the trigger skips the search of rows that provably need none.
  */
 #ifndef SIMHASH_PG_DEDUPE_H
 #define SIMHASH_PG_DEDUPE_H
@@ -169,6 +171,10 @@ extern void serialize_bulk(DedupeConfig *c, const uint32 *keys, size_t n);
 extern uint64 row_lock_key_bound(DedupeConfig *c);
 extern bool bulk_takes_table(DedupeConfig *c, uint64 max_keys);
 extern Oid	set_bulk_root(Oid root);
+
+/* dedupe_bulk.c: the filter of a bulk load (simhash_dedupe_insert) */
+extern bool bulk_filter_clear(DedupeConfig *c, uint64 fp);
+extern void bulk_filter_written(DedupeConfig *c, uint64 fp);
 
 /* dedupe_search.c: the near duplicates of a row in one target */
 extern void search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, const int64 *lsh,

@@ -24,6 +24,21 @@
  * other cannot form: two loads never deadlock on the trigger's locks, nor a load with a
  * transaction that writes one row.
  *
+ * With a Hamming distance, the load also spares the trigger most of its searches (the
+ * load's filter, BulkFilter below). Once its keys are held, the load takes ROW EXCLUSIVE
+ * on the table (so that a writer holding the table lock in their place has committed) and
+ * a snapshot, and searches the table for each distinct fingerprint of its rows, before any
+ * row is written: through indexes that hold none of the load's rows yet (and not at all in
+ * a table with no page). While the rows are written, the trigger skips the search of a row
+ * whose fingerprint the table had no near duplicate for and that no row written since is
+ * within k of (a NearFilter of their fingerprints, src/core/near_filter.hpp, which never
+ * answers a false "no"); every other row is searched as usual, and only that search acts:
+ * which row a link names, the key a reject shows, the serialization checks. The answer is
+ * therefore the trigger's, row for row: the keys of every row were held from before the
+ * snapshot, so no other writer can have added a near duplicate since, and the rows of this
+ * statement are all in the filter. Past work_mem the filter stops growing and the rest of
+ * the rows are searched as usual.
+ *
  * The query's columns are named like the target's columns they fill (the text column must
  * be among them, of the column's type; so must the fingerprint, if given); the other values
  * are converted as COPY converts them (output, then input function). It runs with
@@ -57,9 +72,19 @@
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
 
+#include "access/tableam.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "storage/proc.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "utils/snapmgr.h"
+
+#include "capi/near_filter_capi.h"
 #include "pg/compat.h"
 #include "pg/dedupe.h"
 #include "pg/search.h"
+#include "pg/simhash_pg.h"
 
 /* Rows fetched from the query at a time. */
 #define BULK_FETCH_ROWS 1000
@@ -110,6 +135,161 @@ add_keys(KeySet *ks, const uint32 *keys, size_t n)
 	}
 	memcpy(ks->keys + ks->n, keys, n * sizeof(uint32));
 	ks->n += n;
+}
+
+/*
+ * The load's filter (see the top of the file), for the rows written into table `root` in
+ * transaction lxid while simhash_dedupe_insert() runs. The trigger asks bulk_filter_clear()
+ * before it searches and tells bulk_filter_written() of every row it lets through.
+ */
+typedef struct BulkFilter
+{
+	Oid			root;
+	LocalTransactionId lxid;
+	uint64	   *searched;		/* the load's fingerprints, sorted, distinct: the table */
+	bool	   *in_table;		/* was searched for each; true: it held a near duplicate */
+	size_t		nsearched;
+	simhash_near_filter *written;	/* fingerprints of the rows written since */
+	Size		budget;			/* bytes `written` may hold (work_mem) */
+	bool		full;			/* past the budget: every row is searched */
+	uint64		spared;			/* searches skipped */
+} BulkFilter;
+
+static BulkFilter *bulk_filter;
+
+static int
+compare_fp(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+static BulkFilter *
+active_filter(DedupeConfig *c)
+{
+	BulkFilter *f = bulk_filter;
+
+	return f != NULL && f->root == c->root && f->lxid == SIMHASH_MY_LXID &&
+		c->min_similarity == 0 ? f : NULL;
+}
+
+/*
+ * True when a new row of fingerprint fp provably has no near duplicate in the table: the
+ * load searched the table for fp before writing and found none, and no row written since
+ * is within k. False: search as usual.
+ */
+bool
+bulk_filter_clear(DedupeConfig *c, uint64 fp)
+{
+	BulkFilter *f = active_filter(c);
+	uint64	   *at;
+
+	if (f == NULL || f->full)
+		return false;
+	at = bsearch(&fp, f->searched, f->nsearched, sizeof(uint64), compare_fp);
+	if (at == NULL || f->in_table[at - f->searched] ||
+		simhash_near_filter_may_have(f->written, fp))
+		return false;
+	f->spared++;
+	return true;
+}
+
+/* A row of fingerprint fp is being written into the table (any row, searched or not). */
+void
+bulk_filter_written(DedupeConfig *c, uint64 fp)
+{
+	BulkFilter *f = active_filter(c);
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+
+	if (f == NULL || f->full)
+		return;
+	if (simhash_near_filter_bytes(f->written) > f->budget ||
+		simhash_near_filter_add(f->written, fp, errbuf, sizeof(errbuf)) != SIMHASH_OK)
+		f->full = true;
+}
+
+/* Frees the filter's C++ side, also when an error unwinds the load. */
+static void
+free_filter(void *arg)
+{
+	BulkFilter *f = (BulkFilter *) arg;
+
+	simhash_near_filter_free(f->written);
+	f->written = NULL;
+	if (bulk_filter == f)
+		bulk_filter = NULL;
+}
+
+/*
+ * The filter of a load whose rows have fingerprints fps[0..n) (sorted and made distinct
+ * here), under its locks: searches the table for each, as the trigger would with a policy
+ * that needs one near duplicate. NULL when the filter cannot serve (a threshold, or a
+ * table the trigger reads whole).
+ */
+static BulkFilter *
+make_filter(DedupeConfig *c, uint64 *fps, size_t n)
+{
+	BulkFilter *f;
+	DedupeConfig probe = *c;
+	Snapshot	snapshot;
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	MemoryContextCallback *cb;
+
+	if (c->min_similarity > 0 || !c->indexed)
+		return NULL;
+	f = palloc0(sizeof(BulkFilter));
+	f->root = c->root;
+	f->lxid = SIMHASH_MY_LXID;
+	f->budget = (Size) work_mem * 1024;
+	simhash_check_status(simhash_near_filter_create(c->k, &f->written, errbuf, sizeof(errbuf)),
+						 errbuf);
+	cb = palloc(sizeof(MemoryContextCallback));
+	cb->func = free_filter;
+	cb->arg = f;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
+
+	if (n > 0)
+		qsort(fps, n, sizeof(uint64), compare_fp);
+	for (size_t i = 0; i < n; i++)
+		if (f->nsearched == 0 || fps[i] != fps[f->nsearched - 1])
+			fps[f->nsearched++] = fps[i];
+	f->searched = fps;
+	f->in_table = MemoryContextAllocExtended(CurrentMemoryContext, Max(f->nsearched, 1) * sizeof(bool),
+											 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+
+	/*
+	 * A writer that holds the table lock takes no key: ROW EXCLUSIVE waits for it to end.
+	 * Taken after the keys (a writer waiting for the table lock may hold some of them).
+	 */
+	LockRelationOid(c->root, RowExclusiveLock);
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	probe.policy = POLICY_SKIP;
+	for (int t = 0; t < c->ntargets; t++)
+	{
+		Relation	rel = table_open(c->targets[t].relid, AccessShareLock);
+		bool		empty = RelationGetNumberOfBlocks(rel) == 0;
+
+		table_close(rel, NoLock);
+		if (empty)
+			continue;
+		for (size_t i = 0; i < f->nsearched; i++)
+		{
+			Found		found = {0};
+
+			if (f->in_table[i])
+				continue;
+			if ((i & 255) == 0)
+				CHECK_FOR_INTERRUPTS();
+			search_target(&probe, &c->targets[t], f->searched[i], NULL, 0, NULL, snapshot,
+						  NULL, InvalidOid, NULL, NULL, &found);
+			f->in_table[i] = found.any;
+		}
+	}
+	UnregisterSnapshot(snapshot);
+	return f;
 }
 
 /* The one enabled simhash_dedupe trigger BEFORE INSERT ... FOR EACH ROW of rel. */
@@ -436,6 +616,10 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	MemoryContext row_cxt;
 	uint64		inserted = 0;
 	uint64		nrows = 0;
+	bool		table_locked;
+	uint64	   *fps = NULL;
+	size_t		nfps = 0;
+	BulkFilter *filter = NULL;
 	Datum	   *tvalues = palloc(desc->natts * sizeof(Datum));
 	bool	   *tnulls = palloc(desc->natts * sizeof(bool));
 
@@ -516,9 +700,13 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 
 	/*
 	 * 2. Every lock key at once, in one order; or the table lock, at once when the rows may
-	 * take enough keys for it (their keys are then not needed).
+	 * take enough keys for it (their keys are then not needed). The fingerprints of the
+	 * rows, for the load's filter.
 	 */
-	if (!bulk_takes_table(c, nrows * row_lock_key_bound(c)))
+	table_locked = bulk_takes_table(c, nrows * row_lock_key_bound(c));
+	if (c->min_similarity == 0 && c->indexed)
+		fps = MemoryContextAllocHuge(CurrentMemoryContext, Max(nrows, 1) * sizeof(uint64));
+	if (!table_locked || fps != NULL)
 	{
 		TupleTableSlot *slot = MakeSingleTupleTableSlot(qdesc, &TTSOpsMinimalTuple);
 
@@ -541,22 +729,28 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 			}
 			tt = heap_form_tuple(desc, tvalues, tnulls);
 			row_keys(c, tt, NULL, desc, &w);
-			if (w.search)
+			MemoryContextSwitchTo(old);
+			if (w.search && !table_locked)
 			{
 				uint32		keys[SIMHASH_MAX_LOCK_KEYS];
 				size_t		n = row_lock_keys(c, w.fp, w.lsh, w.nlsh, keys);
 
-				MemoryContextSwitchTo(old);
 				add_keys(&ks, keys, n);
 			}
-			MemoryContextSwitchTo(old);
+			if (w.search && fps != NULL)
+				fps[nfps++] = w.fp;
 			MemoryContextReset(row_cxt);
 		}
 		ExecDropSingleTupleTableSlot(slot);
 		tuplestore_rescan(rows);
-		compact_keys(&ks);
-		serialize_bulk(c, ks.keys, ks.n);
+		if (!table_locked)
+		{
+			compact_keys(&ks);
+			serialize_bulk(c, ks.keys, ks.n);
+		}
 	}
+	if (fps != NULL)
+		filter = make_filter(c, fps, nfps);
 
 	/*
 	 * 3. The rows, each checked by the trigger with its keys held: through COPY FROM, as
@@ -565,8 +759,10 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	 */
 	{
 		Oid			previous = set_bulk_root(c->root);
+		BulkFilter *previous_filter = bulk_filter;
 		bool		rls = check_enable_rls(RelationGetRelid(rel), InvalidOid, false) == RLS_ENABLED;
 
+		bulk_filter = filter;
 		PG_TRY();
 		{
 			inserted = rls ? insert_by_spi(rel, qdesc, rows, ncols, argtypes)
@@ -575,8 +771,23 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 		PG_FINALLY();
 		{
 			set_bulk_root(previous);
+			bulk_filter = previous_filter;
 		}
 		PG_END_TRY();
+	}
+	if (filter != NULL)
+	{
+		size_t		held = 0;
+
+		for (size_t i = 0; i < filter->nsearched; i++)
+			held += filter->in_table[i];
+		ereport(DEBUG1,
+				(errmsg("simhash_dedupe_insert: %llu rows read; %zu distinct fingerprints searched in \"%s\" before writing (%zu with a near duplicate there); %llu searches spared by the load's filter (%zu kB%s)",
+						(unsigned long long) nrows, filter->nsearched,
+						RelationGetRelationName(rel), held,
+						(unsigned long long) filter->spared,
+						simhash_near_filter_bytes(filter->written) / 1024,
+						filter->full ? ", full: the rest of the rows searched" : "")));
 	}
 	tuplestore_end(rows);
 	SPI_finish();

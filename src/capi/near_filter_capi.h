@@ -1,0 +1,44 @@
+/*
+ * The C ABI of simhash::NearFilter (src/core/near_filter.hpp): a growing set of
+ * fingerprints that tells, with no false "no", whether a fingerprint may have a member
+ * within k bits. Rules of simhash_capi.h (noexcept, a status plus a message in the
+ * caller's buffer), with the departure of similar_pairs_capi.h: the filter grows with its
+ * members, so it lives on the C++ heap behind an opaque handle that the caller frees with
+ * simhash_near_filter_free() exactly once, also when an error unwinds it.
+ */
+#ifndef SIMHASH_NEAR_FILTER_CAPI_H
+#define SIMHASH_NEAR_FILTER_CAPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capi/simhash_capi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct simhash_near_filter simhash_near_filter;
+
+/* A new, empty filter for radius k (0..16, else SIMHASH_INVALID_ARGUMENT). */
+simhash_status simhash_near_filter_create(int32_t k, simhash_near_filter **filter, char *errbuf,
+                                          size_t errcap) SIMHASH_NOEXCEPT;
+
+/* Frees a filter (NULL is ignored). */
+void simhash_near_filter_free(simhash_near_filter *filter) SIMHASH_NOEXCEPT;
+
+/* Adds a member; on failure (out of memory) the filter is unchanged. */
+simhash_status simhash_near_filter_add(simhash_near_filter *filter, uint64_t fp, char *errbuf,
+                                       size_t errcap) SIMHASH_NOEXCEPT;
+
+/* 0 only when no member lies within k bits of fp; 1 when one may (or does). */
+int simhash_near_filter_may_have(const simhash_near_filter *filter, uint64_t fp) SIMHASH_NOEXCEPT;
+
+/* Bytes the filter holds. */
+size_t simhash_near_filter_bytes(const simhash_near_filter *filter) SIMHASH_NOEXCEPT;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIMHASH_NEAR_FILTER_CAPI_H */

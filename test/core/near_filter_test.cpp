@@ -1,0 +1,101 @@
+// NearFilter against a brute force: never a false "no"; with an unbounded walk, exact.
+#include "core/near_filter.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "capi/near_filter_capi.h"
+#include "core/hamming.hpp"
+
+namespace simhash {
+namespace {
+
+bool brute_within(const std::vector<std::uint64_t>& members, std::uint64_t fp, int k) {
+  for (std::uint64_t m : members)
+    if (hamming(m, fp) <= k) return true;
+  return false;
+}
+
+// A fingerprint at exactly d bits from fp (d distinct random positions flipped).
+std::uint64_t flip(std::uint64_t fp, int d, std::mt19937_64& rng) {
+  std::uint64_t mask = 0;
+  while (__builtin_popcountll(mask) < d) mask |= std::uint64_t{1} << (rng() % 64);
+  return fp ^ mask;
+}
+
+TEST(NearFilter, ExactAgainstBruteForceForEveryK) {
+  for (int k = 0; k <= 16; k++) {
+    std::mt19937_64 rng(1000 + static_cast<unsigned>(k));
+    NearFilter f(k, 1u << 30);
+    std::vector<std::uint64_t> members;
+    for (int i = 0; i < 3000; i++) {
+      // Queries near members (at k - 1, k, k + 1 bits) and random ones, before each add.
+      const int d = std::max(0, k + static_cast<int>(rng() % 3) - 1);
+      std::uint64_t q =
+          members.empty() || i % 3 == 0 ? rng() : flip(members[rng() % members.size()], d, rng);
+      ASSERT_EQ(f.may_have_within(q), brute_within(members, q, k)) << "k=" << k << " i=" << i;
+      std::uint64_t m =
+          i % 4 == 0 && !members.empty()
+              ? flip(members[rng() % members.size()], static_cast<int>(rng() % (k + 2)), rng)
+              : rng();
+      f.add(m);
+      members.push_back(m);
+    }
+    EXPECT_EQ(f.size(), members.size());
+    EXPECT_GT(f.bytes(), members.size() * 8);
+  }
+}
+
+TEST(NearFilter, BoundedWalkSaysMaybeNeverNo) {
+  // Skewed: every member shares block 0 (low 16 bits zero) and is far from the queries.
+  const int k = 3;
+  NearFilter f(k, 8);
+  std::vector<std::uint64_t> members;
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 2000; i++) {
+    std::uint64_t m = rng() & ~std::uint64_t{0xFFFF};
+    f.add(m);
+    members.push_back(m);
+  }
+  int maybes = 0;
+  for (int i = 0; i < 2000; i++) {
+    std::uint64_t q =
+        i % 2 ? rng() & ~std::uint64_t{0xFFFF} : flip(members[rng() % members.size()], k, rng);
+    bool truth = brute_within(members, q, k);
+    bool answer = f.may_have_within(q);
+    if (truth) {
+      ASSERT_TRUE(answer);
+    }
+    maybes += answer && !truth;
+  }
+  EXPECT_GT(maybes, 0);  // the walk was cut: a "maybe" without a member within k
+}
+
+TEST(NearFilter, RejectsBadArguments) {
+  EXPECT_THROW(NearFilter(-1), std::invalid_argument);
+  EXPECT_THROW(NearFilter(17), std::invalid_argument);
+  EXPECT_THROW(NearFilter(3, 0), std::invalid_argument);
+}
+
+TEST(NearFilter, CApi) {
+  char err[256];
+  simhash_near_filter* f = nullptr;
+  EXPECT_EQ(simhash_near_filter_create(17, &f, err, sizeof(err)), SIMHASH_INVALID_ARGUMENT);
+  EXPECT_EQ(f, nullptr);
+  ASSERT_EQ(simhash_near_filter_create(3, &f, err, sizeof(err)), SIMHASH_OK);
+  EXPECT_EQ(simhash_near_filter_may_have(f, 0x0123456789ABCDEFULL), 0);
+  ASSERT_EQ(simhash_near_filter_add(f, 0x0123456789ABCDEFULL, err, sizeof(err)), SIMHASH_OK);
+  EXPECT_EQ(simhash_near_filter_may_have(f, 0x0123456789ABCDEFULL ^ 0x7ULL), 1);
+  EXPECT_EQ(simhash_near_filter_may_have(f, 0x0123456789ABCDEFULL ^ 0xFULL), 0);
+  EXPECT_GT(simhash_near_filter_bytes(f), 0u);
+  simhash_near_filter_free(f);
+  simhash_near_filter_free(nullptr);
+}
+
+}  // namespace
+}  // namespace simhash
