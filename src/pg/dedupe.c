@@ -78,6 +78,73 @@ row_fingerprint(text *t, uint64 *fp)
 	return simhash_fingerprint_text(t, &options, fp);
 }
 
+/*
+ * The sets column ('sets=column', with a threshold): each row's shingle set, stored by the
+ * trigger so that a candidate is verified against it instead of its text being shingled
+ * again. Format 1, which never changes once stored: one byte 0x01, then the set's hashes
+ * (the ascending, distinct 64-bit shingle hashes simhash_jaccard compares), 8 bytes each,
+ * little-endian. A set of more than STORED_SET_MAX_SHINGLES is not stored (NULL): such a
+ * candidate is verified against its text, as without the column. A value that is not
+ * format 1 is ignored the same way.
+ */
+#define STORED_SET_FORMAT 1
+#define STORED_SET_MAX_SHINGLES 8192
+
+/* The stored form of set, or NULL when it is too large to store. */
+bytea *
+stored_set_bytes(SimhashShingleSet set)
+{
+	bytea	   *b;
+	unsigned char *p;
+
+	if (set.size > STORED_SET_MAX_SHINGLES)
+		return NULL;
+	b = palloc(VARHDRSZ + 1 + set.size * 8);
+	SET_VARSIZE(b, VARHDRSZ + 1 + set.size * 8);
+	p = (unsigned char *) VARDATA(b);
+	*p++ = STORED_SET_FORMAT;
+	for (size_t i = 0; i < set.size; i++)
+		for (int byte = 0; byte < 8; byte++)
+			*p++ = (unsigned char) (set.data[i] >> (8 * byte));
+	return b;
+}
+
+/*
+ * Reads a stored set (format 1, ascending and distinct, at most STORED_SET_MAX_SHINGLES)
+ * into *set, palloc'd; false when b is not such a value.
+ */
+bool
+stored_set_read(bytea *b, SimhashShingleSet *set)
+{
+	size_t		len = VARSIZE_ANY_EXHDR(b);
+	const unsigned char *p = (const unsigned char *) VARDATA_ANY(b);
+	uint64	   *data;
+	size_t		n;
+
+	if (len < 1 || p[0] != STORED_SET_FORMAT || (len - 1) % 8 != 0 ||
+		(len - 1) / 8 > STORED_SET_MAX_SHINGLES)
+		return false;
+	n = (len - 1) / 8;
+	data = palloc(sizeof(uint64) * Max(n, 1));
+	p++;
+	for (size_t i = 0; i < n; i++, p += 8)
+	{
+		uint64		h = 0;
+
+		for (int byte = 7; byte >= 0; byte--)
+			h = (h << 8) | p[byte];
+		if (i > 0 && h <= data[i - 1])
+		{
+			pfree(data);
+			return false;
+		}
+		data[i] = h;
+	}
+	set->data = data;
+	set->size = n;
+	return true;
+}
+
 /* The text of the row, or NULL. */
 text *
 row_text(HeapTuple tuple, TupleDesc desc, AttrNumber attno)
@@ -136,6 +203,12 @@ row_keys(DedupeConfig *c, HeapTuple tuple, HeapTuple old, TupleDesc desc, RowWor
 		}
 		w->lsh_array = simhash_int8_array(w->lsh, w->nlsh);
 		set_column(w, c->fp_attno, PointerGetDatum(w->lsh_array), w->new_text.body == NULL);
+		if (c->sets_attno > 0)
+		{
+			bytea	   *stored = w->new_text.body != NULL ? stored_set_bytes(w->new_text.set) : NULL;
+
+			set_column(w, c->sets_attno, PointerGetDatum(stored), stored == NULL);
+		}
 		w->unchanged = unchanged;
 		w->search = w->nlsh > 0 && !unchanged;
 		return;

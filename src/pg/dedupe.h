@@ -62,6 +62,7 @@ typedef struct DedupeTarget
 	AttrNumber	text_attno;
 	AttrNumber	fp_attno;
 	AttrNumber	link_attno;		/* 0 unless the policy is link */
+	AttrNumber	sets_attno;		/* 0 without 'sets=column' */
 	AttrNumber	key_attnos[INDEX_MAX_KEYS];
 	SimhashSearchPlan plan;		/* blocks = 0: read the whole relation */
 	Oid			indexes[SIMHASH_MAX_BLOCKS];
@@ -82,6 +83,8 @@ typedef struct DedupeConfig
 	int			k;				/* with a distance */
 	double		min_similarity; /* 0: near duplicates by distance alone; else LSH keys */
 	DedupePolicy policy;
+	AttrNumber	sets_attno;		/* 'sets=column': the stored shingle sets, or 0 */
+	char	   *sets_name;
 	int			nkeys;			/* primary key columns of root; 0: none (ctid is shown) */
 	AttrNumber	root_keys[INDEX_MAX_KEYS];	/* their numbers in root */
 	AttrNumber	root_text_attno;	/* the text and key columns, numbered in root: what */
@@ -130,9 +133,9 @@ typedef struct RowWork
 	bool		search;			/* false: no near duplicate to look for */
 	bool		unchanged;		/* an UPDATE that cannot make a new near duplicate */
 	int			ncols;
-	int			cols[2];
-	Datum		values[2];
-	bool		nulls[2];
+	int			cols[3];
+	Datum		values[3];
+	bool		nulls[3];
 } RowWork;
 
 /*
@@ -151,6 +154,8 @@ extern void parse_text_column(DedupeConfig *c, Relation rel, Trigger *tg);
 extern void parse_limit(DedupeConfig *c, Trigger *tg);
 extern void parse_key_column(DedupeConfig *c, Relation rel, Trigger *tg, Oid nsp);
 extern void parse_policy(DedupeConfig *c, Trigger *tg);
+extern bool has_sets_argument(Trigger *tg);
+extern void parse_sets_column(DedupeConfig *c, Relation rel, Trigger *tg);
 extern void check_generated_fp(Relation rel, DedupeConfig *c, Oid nsp, Trigger *tg);
 extern void find_keys(DedupeConfig *c, Relation rel, Relation root, Trigger *tg);
 extern void check_layout(DedupeConfig *c, Oid nsp, Relation root, Trigger *tg);
@@ -175,6 +180,10 @@ extern Oid	set_bulk_root(Oid root);
 /* dedupe_bulk.c: the filter of a bulk load (simhash_dedupe_insert) */
 extern bool bulk_filter_clear(DedupeConfig *c, uint64 fp);
 extern void bulk_filter_written(DedupeConfig *c, uint64 fp);
+
+/* dedupe.c: a shingle set as the sets column stores it, and back */
+extern bytea *stored_set_bytes(SimhashShingleSet set);
+extern bool stored_set_read(bytea *b, SimhashShingleSet *set);
 
 /* dedupe_search.c: the near duplicates of a row in one target */
 extern void search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, const int64 *lsh,

@@ -140,6 +140,7 @@ make_target(DedupeTarget *t, Oid relid, const char *text_name, const char *fp_na
 	t->text_attno = get_attnum(relid, text_name);
 	t->fp_attno = get_attnum(relid, fp_name);
 	t->link_attno = link_name ? get_attnum(relid, link_name) : 0;
+	t->sets_attno = c->sets_name != NULL ? get_attnum(relid, c->sets_name) : 0;
 	for (int i = 0; i < nkeys; i++)
 		t->key_attnos[i] = get_attnum(relid, NameStr(TupleDescAttr(RelationGetDescr(root),
 																	 root_keys[i] - 1)->attname));
@@ -323,6 +324,49 @@ parse_key_column(DedupeConfig *c, Relation rel, Trigger *tg, Oid nsp)
 		check_generated_fp(rel, c, nsp, tg);
 }
 
+/* True when the trigger's last argument is 'sets=column' (after the policy and the link). */
+bool
+has_sets_argument(Trigger *tg)
+{
+	return tg->tgnargs >= 5 && strncmp(tg->tgargs[tg->tgnargs - 1], "sets=", 5) == 0;
+}
+
+/*
+ * The optional last argument 'sets=column', with a similarity threshold only: a bytea
+ * column in which the trigger stores each row's shingle set (simhash_shingle_set_bytes
+ * format, dedupe.c), so that a candidate is verified against it instead of its text being
+ * shingled again. Not generated (the trigger writes it).
+ */
+void
+parse_sets_column(DedupeConfig *c, Relation rel, Trigger *tg)
+{
+	const char *name;
+
+	if (!has_sets_argument(tg))
+		return;
+	name = tg->tgargs[tg->tgnargs - 1] + 5;
+	if (c->min_similarity == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash_dedupe: argument \"%s\" needs a similarity threshold", tg->tgargs[tg->tgnargs - 1]),
+				 errdetail("With a Hamming distance the fingerprint is all the trigger compares.")));
+	c->sets_attno = column(rel, name, "sets");
+	c->sets_name = pstrdup(name);
+	expect_type(rel, c->sets_attno, BYTEAOID, "sets");
+	if (TupleDescAttr(RelationGetDescr(rel), c->sets_attno - 1)->attgenerated)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("simhash_dedupe: sets column \"%s\" of table \"%s\" is generated", name,
+						RelationGetRelationName(rel)),
+				 errhint("Make it a plain bytea column: trigger \"%s\" fills it.", tg->tgname)));
+	if (c->sets_attno == c->text_attno || c->sets_attno == c->fp_attno ||
+		(c->policy == POLICY_LINK && c->sets_attno == c->link_attno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash_dedupe: sets column \"%s\" is also another argument of trigger \"%s\"",
+						name, tg->tgname)));
+}
+
 /* The fourth argument, and the fifth that only link takes. */
 void
 parse_policy(DedupeConfig *c, Trigger *tg)
@@ -338,7 +382,7 @@ parse_policy(DedupeConfig *c, Trigger *tg)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("simhash_dedupe: unknown policy \"%s\"; the policies are reject, skip and link",
 						tg->tgargs[3])));
-	if ((c->policy == POLICY_LINK) != (tg->tgnargs == 5))
+	if ((c->policy == POLICY_LINK) != (tg->tgnargs - (has_sets_argument(tg) ? 1 : 0) == 5))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg(c->policy == POLICY_LINK
@@ -556,14 +600,14 @@ refuse_citus_distributed(Relation rel, Trigger *tg)
 						 quote_identifier(get_rel_name(OidIsValid(table) ? table : relid)))));
 }
 
-/* The trigger takes 4 arguments, or 5 with policy link. */
+/* The trigger takes 4 arguments, 5 with policy link; and 'sets=column' last, optionally. */
 void
 check_argument_count(Trigger *tg)
 {
-	if (tg->tgnargs < 4 || tg->tgnargs > 5)
+	if (tg->tgnargs < 4 || tg->tgnargs > 6 || (tg->tgnargs == 6 && !has_sets_argument(tg)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("simhash_dedupe: trigger \"%s\" needs 4 or 5 arguments: text column, key column (fingerprint or LSH keys), maximum distance or similarity threshold, policy [, link column]",
+				 errmsg("simhash_dedupe: trigger \"%s\" needs 4 to 6 arguments: text column, key column (fingerprint or LSH keys), maximum distance or similarity threshold, policy [, link column] [, 'sets=column']",
 						tg->tgname)));
 }
 
@@ -602,6 +646,7 @@ table_config(Relation rel, Trigger *tg, Oid nsp, bool at_create, bool partitione
 	c->root_text_attno = get_attnum(c->root, tg->tgargs[0]);
 	c->root_fp_attno = get_attnum(c->root, tg->tgargs[1]);
 	find_keys(c, rel, root, tg);
+	parse_sets_column(c, rel, tg);
 	if (!at_create)
 	{
 		/*

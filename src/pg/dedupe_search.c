@@ -413,6 +413,35 @@ candidate_similar(Search *s, Datum d, double *similarity)
 		}
 	}
 
+	/* The candidate's stored set ('sets=column'), when it has a well-formed one. */
+	if (s->t->sets_attno > 0)
+	{
+		bool		isnull;
+		Datum		sd = slot_getattr(s->slot, s->t->sets_attno, &isnull);
+
+		if (!isnull)
+		{
+			Size		raw = toast_raw_datum_size(sd) - VARHDRSZ;
+			bytea	   *stored;
+			SimhashShingleSet other;
+
+			/* More distinct shingles than the threshold allows: ruled out unread. */
+			if (raw >= 1 && (raw - 1) % 8 == 0 &&
+				(raw - 1) / 8 > shingle_cap(a.size, s->c->min_similarity))
+				return false;
+			stored = DatumGetByteaPP(sd);
+			defined = stored_set_read(stored, &other);
+			if ((Pointer) stored != DatumGetPointer(sd))
+				pfree(stored);
+			if (defined)
+			{
+				defined = simhash_shingle_jaccard(a, other, similarity);
+				pfree((void *) other.data);
+				return defined && *similarity >= s->c->min_similarity;
+			}
+		}
+	}
+
 	keyed = cached_set_key(s, &key);
 	if (keyed && s->c->set_cache != NULL)
 	{

@@ -212,6 +212,11 @@ view_config(Relation view, Trigger *tg, Oid nsp, bool at_create)
 	Relation	root;
 
 	check_argument_count(tg);
+	if (has_sets_argument(tg))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("simhash_dedupe: argument \"%s\" is not supported on a view", tg->tgargs[tg->tgnargs - 1]),
+				 errdetail("Through a view, candidates are verified against their texts.")));
 	c->via_view = true;
 	c->tgoid = tg->tgoid;
 	c->relid = RelationGetRelid(view);
