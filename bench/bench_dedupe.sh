@@ -15,6 +15,7 @@
 # without the trigger, p50 and p99.
 #
 # Usage: bench/bench_dedupe.sh [--rows N] [--k K] [--rounds R] [--inserts M] [--layouts L]
+#                              [--kinds K] [--no-inserts] [--preload P] [--sets]
 #   --rows N    rows per COPY (default 1000000): paragraphs of the real-text corpus and
 #               edited copies of them (2..20% of words deleted), shuffled
 #   --k K       the trigger's maximum distance and the layout's (default 3), or a similarity
@@ -24,6 +25,18 @@
 #   --inserts M single-row INSERTs timed per kind (default 2000)
 #   --layouts L with a distance, the block layouts measured, comma-separated: default
 #               (simhash_create_index's choice), k+1 (k + 1 blocks) (default: default,k+1)
+#   --kinds K   the kinds of COPY measured, separated by ';' (default: all of them: 'no
+#               trigger', 'trigger, link', 'trigger, skip', 'bulk, link', 'bulk, skip', 'no
+#               trigger, unique rows', 'trigger, reject, unique rows', 'bulk, reject, unique
+#               rows'; the unique-rows kinds need 'trigger, skip' before them)
+#   --no-inserts  no single-row INSERT latencies
+#   --sets      with a threshold: the table has a bytea column `sets` and the trigger the
+#               argument 'sets=sets' (each row's shingle set stored, candidates verified
+#               against it instead of their texts)
+#   --preload P the table holds P rows before each timed COPY (more edited copies of the
+#               same paragraphs, so many loaded rows have a near duplicate there; inserted
+#               untimed, before the trigger is made), as for a nightly load into a table
+#               that already holds data (default 0: an empty table)
 # The corpus is scripts/make_corpus.sh's, in $SIMHASH_CORPUS (default /tmp/simhash-corpus;
 # made if missing). Needs the extension installed (scripts/setup.sh).
 set -euo pipefail
@@ -36,6 +49,9 @@ k=3
 rounds=3
 inserts=2000
 layout_list=default,k+1
+kind_list=
+preload=0
+sets=0
 while [[ $# -gt 0 ]]; do
     case $1 in
         --rows) rows=$2; shift 2 ;;
@@ -43,10 +59,20 @@ while [[ $# -gt 0 ]]; do
         --rounds) rounds=$2; shift 2 ;;
         --inserts) inserts=$2; shift 2 ;;
         --layouts) layout_list=$2; shift 2 ;;
-        -h | --help) sed -n '2,26s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --kinds) kind_list=$2; shift 2 ;;
+        --no-inserts) inserts=0; shift ;;
+        --preload) preload=$2; shift 2 ;;
+        --sets) sets=1; shift ;;
+        -h | --help) sed -n '2,39s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done
+
+sets_arg=
+if (( sets )); then
+    [[ ${k} == *.* ]] || die "--sets needs a similarity threshold (--k 0.8)"
+    sets_arg=", 'sets=sets'"
+fi
 
 # radius: the Hamming radius the layout serves; fp_expr: the fingerprint the trigger stores.
 if [[ ${k} == *.* ]]; then
@@ -81,7 +107,7 @@ psql -c 'CREATE EXTENSION simhash' -c 'CREATE TABLE files (name text, body text)
 find "${corpus}" -type f -name '*.txt' | sort | perl scripts/copy_docs.pl |
     psql -c '\copy files(name, body) from stdin'
 data=${PGCLUSTER_DIR}/rows.copy
-psql -v rows="${rows}" -v data="${data}" <<'SQL'
+psql -v rows="${rows}" -v preload="${preload}" -v data="${data}" <<'SQL'
 CREATE TABLE paras AS
 SELECT row_number() OVER (ORDER BY f.name, p.n) AS pid, p.body
 FROM files f, regexp_split_to_table(f.body, E'\n[ \t]*\n') WITH ORDINALITY AS p(body, n)
@@ -95,9 +121,11 @@ SELECT i AS id,
                      WHERE (hashint8extended(i::bigint * 10000 + j, 1) & 1023) >= 20 + i % 180
                      ORDER BY j), ' ')
        END AS body
-FROM generate_series(1, :rows) i
+FROM generate_series(1, :rows + :preload) i
 JOIN paras p ON p.pid = 1 + (i - 1) % (SELECT count(*) FROM paras);
-COPY (SELECT id, body FROM source ORDER BY hashint8(id)) TO :'data';
+COPY (SELECT id, body FROM source WHERE id <= :rows ORDER BY hashint8(id)) TO :'data';
+CREATE TABLE pre AS SELECT id, body FROM source WHERE id > :rows;
+DELETE FROM source WHERE id > :rows;
 SELECT count(*) AS rows, pg_size_pretty(sum(octet_length(body))) AS text,
        round(avg(octet_length(body))) AS avg_bytes FROM source;
 DROP TABLE source, paras, files;
@@ -109,8 +137,8 @@ SQL
 # One COPY into a fresh table of the given layout and kind; records seconds and rows kept.
 copy_into() {
     local layout=$1 kind=$2 round=$3
-    psql -v layout="${layout}" -v kind="${kind}" -v round="${round}" -v data="${data}" -v k="${k}" \
-        -v radius="${radius}" -v fp_expr="${fp_expr}" <<'SQL'
+    psql -v layout="${layout}" -v kind="${kind}" -v round="${round}" -v data="${data}" -v k="${k}" -v rows="${rows}" \
+        -v radius="${radius}" -v fp_expr="${fp_expr}" -v sets_arg="${sets_arg}" <<'SQL'
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS docs, made;
 RESET client_min_messages;
@@ -118,38 +146,57 @@ SELECT CASE WHEN :'layout' = 'gin' THEN 'bigint[]' ELSE 'bigint' END AS fp_type 
 SELECT CASE WHEN :'kind' LIKE 'no trigger%'
             THEN format('fp %s GENERATED ALWAYS AS (%s) STORED', :'fp_type', :'fp_expr')
             ELSE format('fp %s', :'fp_type') END AS fp_column \gset
-CREATE TABLE docs (id bigint PRIMARY KEY, body text, :fp_column, dup_of bigint);
+CREATE TABLE docs (id bigint PRIMARY KEY, body text, :fp_column, dup_of bigint, sets bytea);
 SELECT CASE WHEN :'layout' = 'gin' THEN 'CREATE INDEX docs_fp ON docs USING gin (fp) WITH (fastupdate = off)'
        ELSE format('CREATE TEMP TABLE made AS SELECT count(*) FROM simhash_create_index(''docs'', ''fp'', %s, %s)', :radius,
                    CASE WHEN :'layout' = 'default' THEN 'NULL' WHEN :'layout' = 'k + 1' THEN least(16, :radius + 1)::text
                         ELSE substring(:'layout' from '[0-9]+') END) END \gexec
 SELECT coalesce((SELECT format('%s (%s blocks)', :'layout', blocks) FROM simhash_layouts WHERE tbl = 'docs'::regclass),
-                'GIN index on simhash_lsh keys') AS layout_name \gset
+                'GIN index on simhash_lsh keys' || CASE WHEN :'sets_arg' <> '' THEN ', sets column' ELSE '' END) AS layout_name \gset
+-- The rows already there (--preload), untimed, before any trigger.
+SELECT CASE WHEN NOT EXISTS (SELECT FROM pre) THEN 'SELECT'
+            WHEN :'kind' LIKE 'no trigger%' THEN 'INSERT INTO docs (id, body) SELECT id, body FROM pre'
+            ELSE format('INSERT INTO docs (id, body, fp) SELECT id, body, %s FROM pre', :'fp_expr') END \gexec
+VACUUM ANALYZE docs;
 SELECT CASE :'kind'
-         WHEN 'trigger, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''link'', ''dup_of'')', :k)
-         WHEN 'trigger, skip' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''skip'')', :k)
-         WHEN 'trigger, reject, unique rows' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''reject'')', :k)
+         WHEN 'trigger, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''link'', ''dup_of''%s)', :k, :'sets_arg')
+         WHEN 'trigger, skip' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''skip''%s)', :k, :'sets_arg')
+         WHEN 'trigger, reject, unique rows' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''reject''%s)', :k, :'sets_arg')
          ELSE 'SET client_min_messages = warning' END \gexec
 SELECT CASE :'kind'
-         WHEN 'bulk, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''link'', ''dup_of'')', :k)
-         WHEN 'bulk, skip' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''skip'')', :k)
+         WHEN 'bulk, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''link'', ''dup_of''%s)', :k, :'sets_arg')
+         WHEN 'bulk, skip' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''skip''%s)', :k, :'sets_arg')
+         WHEN 'bulk, reject, unique rows' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''reject''%s)', :k, :'sets_arg')
          ELSE 'SET client_min_messages = warning' END \gexec
 DROP TABLE IF EXISTS staging;
 CHECKPOINT;
 SELECT clock_timestamp() AS t0 \gset
 SELECT CASE WHEN :'kind' LIKE 'bulk%' THEN 'CREATE UNLOGGED TABLE staging (id bigint, body text)' END \gexec
-SELECT CASE WHEN :'kind' LIKE 'bulk%' THEN format('COPY staging FROM %L', :'data')
+SELECT CASE WHEN :'kind' = 'bulk, reject, unique rows' THEN format('COPY staging FROM %L', :'data' || '.unique')
+            WHEN :'kind' LIKE 'bulk%' THEN format('COPY staging FROM %L', :'data')
             WHEN :'kind' LIKE '%unique rows' THEN format('COPY docs (id, body) FROM %L', :'data' || '.unique')
             ELSE format('COPY docs (id, body) FROM %L', :'data') END \gexec
 SELECT CASE WHEN :'kind' LIKE 'bulk%' THEN 'CREATE TEMP TABLE loaded AS SELECT simhash_dedupe_insert(''docs'', ''SELECT id, body FROM staging'')' END \gexec
 SET client_min_messages = warning;
 INSERT INTO timings SELECT :'layout_name', :'kind', :round, extract(epoch FROM clock_timestamp() - :'t0'::timestamptz),
-                           (SELECT count(*) FROM docs);
+                           (SELECT count(*) FROM docs WHERE id <= :rows);
 -- The rows skip keeps, none a near duplicate of another: what reject loads without failing.
 SELECT CASE WHEN :'kind' = 'trigger, skip'
-            THEN format('COPY (SELECT id, body FROM docs ORDER BY hashint8(id)) TO %L', :'data' || '.unique') END \gexec
+            THEN format('COPY (SELECT id, body FROM docs WHERE id <= %s ORDER BY hashint8(id)) TO %L', :rows, :'data' || '.unique') END \gexec
 SQL
 }
+
+all_kinds=('no trigger' 'trigger, link' 'trigger, skip' 'bulk, link' 'bulk, skip'
+    'no trigger, unique rows' 'trigger, reject, unique rows' 'bulk, reject, unique rows')
+kinds=()
+if [[ -z ${kind_list} ]]; then
+    kinds=("${all_kinds[@]}")
+else
+    IFS=';' read -r -a kinds <<<"${kind_list}"
+    for kd in "${kinds[@]}"; do
+        printf '%s\n' "${all_kinds[@]}" | grep -qxF -- "${kd}" || die "unknown kind: ${kd}"
+    done
+fi
 
 layouts=()
 IFS=, read -r -a wanted <<<"${layout_list}"
@@ -164,8 +211,7 @@ done
 [[ ${k} == *.* ]] && layouts=(gin)
 for round in $(seq 1 "${rounds}"); do
     for layout in "${layouts[@]}"; do
-        for kind in 'no trigger' 'trigger, link' 'trigger, skip' 'bulk, link' 'bulk, skip' \
-            'no trigger, unique rows' 'trigger, reject, unique rows'; do
+        for kind in "${kinds[@]}"; do
             log "round ${round}: COPY, layout ${layout}, ${kind}"
             copy_into "${layout}" "${kind}" "${round}"
         done
@@ -175,12 +221,13 @@ done
 # Single-row INSERTs into the loaded table (round 0: not in the medians), one a transaction,
 # of rows drawn at random from the data (the table holds them or near duplicates of them,
 # so skip drops and link links most): per-transaction latencies from pgbench's log.
+psql -c 'CREATE TABLE latency (layout text, kind text, p50_ms float8, p99_ms float8)'
+if (( inserts > 0 )); then
 psql -v data="${data}" <<'SQL'
 CREATE TABLE extra (rid integer PRIMARY KEY, body text);
 CREATE TEMP TABLE raw (id bigint, body text);
 COPY raw FROM :'data';
 INSERT INTO extra SELECT row_number() OVER (), body FROM raw;
-CREATE TABLE latency (layout text, kind text, p50_ms float8, p99_ms float8);
 SQL
 nextra=$(psql -At -c 'SELECT count(*) FROM extra')
 bench_dir=$(mktemp -d)
@@ -196,17 +243,19 @@ for layout in "${layouts[@]}"; do
         (cd "${bench_dir}" && "${PG_BIN}/pgbench" -n -c 1 -t "${inserts}" -f insert.sql -l >/dev/null)
         read -r p50 p99 < <(awk '{print $3}' "${bench_dir}"/pgbench_log.* | sort -n |
             awk '{v[NR] = $1} END {printf "%.3f %.3f\n", v[int(NR * 0.5 + 0.5)] / 1000, v[int(NR * 0.99 + 0.5)] / 1000}')
-        layout_name=$(psql -At -c "SELECT coalesce((SELECT format('%s (%s blocks)', '${layout}', blocks) FROM simhash_layouts WHERE tbl = 'docs'::regclass), 'GIN index on simhash_lsh keys')")
+        layout_name=$(psql -At -c "SELECT coalesce((SELECT format('%s (%s blocks)', '${layout}', blocks) FROM simhash_layouts WHERE tbl = 'docs'::regclass), 'GIN index on simhash_lsh keys${sets_arg:+, sets column}')")
         psql -c "INSERT INTO latency VALUES ('${layout_name}', '${kind}', ${p50}, ${p99})"
     done
 done
 rm -rf "${bench_dir}"
+fi
 
-psql -v k="${k}" -v rows="${rows}" <<'SQL'
+psql -v k="${k}" -v rows="${rows}" -v preload="${preload}" <<'SQL'
 \pset footer off
 \echo
 \echo '== COPY of' :rows 'rows into a table with a primary key and the search indexes,'
 \echo '   median of the rounds; trigger at distance (or similarity threshold)' :k
+\echo '   (into a table already holding' :preload 'rows)'
 WITH m AS (
     SELECT layout, kind, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) AS s, max(kept) AS kept
     FROM timings WHERE round > 0 GROUP BY layout, kind)
