@@ -30,9 +30,9 @@
 #               trigger, unique rows', 'trigger, reject, unique rows', 'bulk, reject, unique
 #               rows'; the unique-rows kinds need 'trigger, skip' before them)
 #   --no-inserts  no single-row INSERT latencies
-#   --sets      with a threshold: the table has a bytea column `sets` and the trigger the
-#               argument 'sets=sets' (each row's shingle set stored, candidates verified
-#               against it instead of their texts)
+#   --sets      with a threshold: also measure every kind with the argument 'sets=sets'
+#               of the trigger (each row's shingle set stored in the bytea column sets,
+#               candidates verified against it instead of their texts)
 #   --preload P the table holds P rows before each timed COPY (more edited copies of the
 #               same paragraphs, so many loaded rows have a near duplicate there; inserted
 #               untimed, before the trigger is made), as for a nightly load into a table
@@ -68,10 +68,8 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 
-sets_arg=
 if (( sets )); then
     [[ ${k} == *.* ]] || die "--sets needs a similarity threshold (--k 0.8)"
-    sets_arg=", 'sets=sets'"
 fi
 
 # radius: the Hamming radius the layout serves; fp_expr: the fingerprint the trigger stores.
@@ -136,18 +134,19 @@ SQL
 
 # One COPY into a fresh table of the given layout and kind; records seconds and rows kept.
 copy_into() {
-    local layout=$1 kind=$2 round=$3
+    local layout=$1 kind=$2 round=$3 sets_arg=
+    [[ ${layout} == 'gin, sets' ]] && sets_arg=", 'sets=sets'"
     psql -v layout="${layout}" -v kind="${kind}" -v round="${round}" -v data="${data}" -v k="${k}" -v rows="${rows}" \
         -v radius="${radius}" -v fp_expr="${fp_expr}" -v sets_arg="${sets_arg}" <<'SQL'
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS docs, made;
 RESET client_min_messages;
-SELECT CASE WHEN :'layout' = 'gin' THEN 'bigint[]' ELSE 'bigint' END AS fp_type \gset
+SELECT CASE WHEN :'layout' LIKE 'gin%' THEN 'bigint[]' ELSE 'bigint' END AS fp_type \gset
 SELECT CASE WHEN :'kind' LIKE 'no trigger%'
             THEN format('fp %s GENERATED ALWAYS AS (%s) STORED', :'fp_type', :'fp_expr')
             ELSE format('fp %s', :'fp_type') END AS fp_column \gset
 CREATE TABLE docs (id bigint PRIMARY KEY, body text, :fp_column, dup_of bigint, sets bytea);
-SELECT CASE WHEN :'layout' = 'gin' THEN 'CREATE INDEX docs_fp ON docs USING gin (fp) WITH (fastupdate = off)'
+SELECT CASE WHEN :'layout' LIKE 'gin%' THEN 'CREATE INDEX docs_fp ON docs USING gin (fp) WITH (fastupdate = off)'
        ELSE format('CREATE TEMP TABLE made AS SELECT count(*) FROM simhash_create_index(''docs'', ''fp'', %s, %s)', :radius,
                    CASE WHEN :'layout' = 'default' THEN 'NULL' WHEN :'layout' = 'k + 1' THEN least(16, :radius + 1)::text
                         ELSE substring(:'layout' from '[0-9]+') END) END \gexec
@@ -208,7 +207,10 @@ for l in "${wanted[@]}"; do
     esac
 done
 [[ ${#layouts[@]} -gt 0 ]] || die "--layouts names no layout"
-[[ ${k} == *.* ]] && layouts=(gin)
+if [[ ${k} == *.* ]]; then
+    layouts=(gin)
+    (( sets )) && layouts+=('gin, sets')
+fi
 for round in $(seq 1 "${rounds}"); do
     for layout in "${layouts[@]}"; do
         for kind in "${kinds[@]}"; do
@@ -243,7 +245,7 @@ for layout in "${layouts[@]}"; do
         (cd "${bench_dir}" && "${PG_BIN}/pgbench" -n -c 1 -t "${inserts}" -f insert.sql -l >/dev/null)
         read -r p50 p99 < <(awk '{print $3}' "${bench_dir}"/pgbench_log.* | sort -n |
             awk '{v[NR] = $1} END {printf "%.3f %.3f\n", v[int(NR * 0.5 + 0.5)] / 1000, v[int(NR * 0.99 + 0.5)] / 1000}')
-        layout_name=$(psql -At -c "SELECT coalesce((SELECT format('%s (%s blocks)', '${layout}', blocks) FROM simhash_layouts WHERE tbl = 'docs'::regclass), 'GIN index on simhash_lsh keys${sets_arg:+, sets column}')")
+        layout_name=$(psql -At -c "SELECT coalesce((SELECT format('%s (%s blocks)', '${layout}', blocks) FROM simhash_layouts WHERE tbl = 'docs'::regclass), 'GIN index on simhash_lsh keys$([[ ${layout} == 'gin, sets' ]] && echo ', sets column')')")
         psql -c "INSERT INTO latency VALUES ('${layout_name}', '${kind}', ${p50}, ${p99})"
     done
 done
