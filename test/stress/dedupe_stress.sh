@@ -8,8 +8,9 @@
 # than the policy's own 23505.
 #
 # Usage: test/stress/dedupe_stress.sh [--clients N] [--rows-per-client R] [--k K]
-#                                     [--mode rows|bulk|multirow] [--batch B] [--limits "3 0.8"]
-#   defaults: 16 clients, 150 rows each, k = 3, mode rows
+#                                     [--mode rows|bulk|multirow] [--batch B] [--limits "3 0.8 0.8,sets"]
+#   defaults: 16 clients, 150 rows each, k = 3, mode rows, limits k, 0.8, and 0.8 with the
+#   trigger's 'sets=sets' (candidates verified against stored shingle sets)
 # Modes: rows, one INSERT of one row per transaction; bulk, transactions of B rows each
 # (default 200) through simhash_dedupe_insert(), which takes all the lock keys of its rows
 # at once, in one order, before writing any: no deadlock may occur; multirow, the same
@@ -42,7 +43,7 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 [[ ${mode} =~ ^(rows|bulk|multirow)$ ]] || die "unknown mode: ${mode}"
-[[ -n ${limits} ]] || limits="${k} 0.8"
+[[ -n ${limits} ]] || limits="${k} 0.8 0.8,sets"
 
 pgcluster_start
 work=$(mktemp -d)
@@ -76,7 +77,10 @@ fail=0
 # limit: the trigger's third argument; radius: the Hamming radius it searches; t: the
 # similarity threshold (0: none).
 for limit in ${limits}; do
-if [[ ${limit} == *.* ]]; then radius=0; t=${limit}; else radius=${limit}; t=0; fi
+sets_arg=
+lim=${limit}
+if [[ ${limit} == *,sets ]]; then lim=${limit%,sets}; sets_arg=", 'sets=sets'"; fi
+if [[ ${lim} == *.* ]]; then radius=0; t=${lim}; else radius=${lim}; t=0; fi
 for policy in reject skip link; do
     log "policy ${policy}: ${clients} clients x ${rows} rows, limit ${limit}, mode ${mode}"
     link_arg=
@@ -90,10 +94,10 @@ for policy in reject skip link; do
     fi
     psql <<SQL
 DROP TABLE IF EXISTS docs \; SET client_min_messages = warning;
-CREATE TABLE docs (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text, fp bigint, lsh bigint[], dup_of bigint);
+CREATE TABLE docs (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text, fp bigint, lsh bigint[], dup_of bigint, sets bytea);
 ${index}
 CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW
-    EXECUTE FUNCTION simhash_dedupe('body', '${keys}', '${limit}', '${policy}'${link_arg});
+    EXECUTE FUNCTION simhash_dedupe('body', '${keys}', '${lim}', '${policy}'${link_arg}${sets_arg});
 SQL
     for c in $(seq 1 "${clients}"); do
         if [[ ${mode} == rows ]]; then
