@@ -211,46 +211,50 @@ if [[ ${k} == *.* ]]; then
     layouts=(gin)
     (( sets )) && layouts+=('gin, sets')
 fi
-for round in $(seq 1 "${rounds}"); do
-    for layout in "${layouts[@]}"; do
-        for kind in "${kinds[@]}"; do
-            log "round ${round}: COPY, layout ${layout}, ${kind}"
-            copy_into "${layout}" "${kind}" "${round}"
-        done
-    done
-done
-
-# Single-row INSERTs into the loaded table (round 0: not in the medians), one a transaction,
-# of rows drawn at random from the data (the table holds them or near duplicates of them,
-# so skip drops and link links most): per-transaction latencies from pgbench's log.
+# Single-row INSERTs (not in the COPY medians), one a transaction, of rows drawn at random
+# from the data (the table holds them or near duplicates of them, so skip drops and link
+# links most), into the table the last round's COPY of kinds 'no trigger', 'trigger, skip'
+# and 'trigger, link' loaded: per-transaction latencies from pgbench's log.
 psql -c 'CREATE TABLE latency (layout text, kind text, p50_ms float8, p99_ms float8)'
 if (( inserts > 0 )); then
-psql -v data="${data}" <<'SQL'
+    psql -v data="${data}" <<'SQL'
 CREATE TABLE extra (rid integer PRIMARY KEY, body text);
 CREATE TEMP TABLE raw (id bigint, body text);
 COPY raw FROM :'data';
 INSERT INTO extra SELECT row_number() OVER (), body FROM raw;
 SQL
-nextra=$(psql -At -c 'SELECT count(*) FROM extra')
-bench_dir=$(mktemp -d)
-chmod 777 "${bench_dir}"
-printf '%s\n' "\\set r random(1, ${nextra})" \
-    "INSERT INTO docs (id, body) SELECT nextval('ids'), body FROM extra WHERE rid = :r;" >"${bench_dir}/insert.sql"
-for layout in "${layouts[@]}"; do
-    for kind in 'no trigger' 'trigger, skip' 'trigger, link'; do
-        log "latency: layout ${layout}, ${kind}: ${inserts} single-row INSERTs"
-        copy_into "${layout}" "${kind}" 0
-        psql -c 'DROP SEQUENCE IF EXISTS ids' -c 'CREATE SEQUENCE ids START 100000000' -c 'VACUUM ANALYZE docs'
-        rm -f "${bench_dir}"/pgbench_log.*
-        (cd "${bench_dir}" && "${PG_BIN}/pgbench" -n -c 1 -t "${inserts}" -f insert.sql -l >/dev/null)
-        read -r p50 p99 < <(awk '{print $3}' "${bench_dir}"/pgbench_log.* | sort -n |
-            awk '{v[NR] = $1} END {printf "%.3f %.3f\n", v[int(NR * 0.5 + 0.5)] / 1000, v[int(NR * 0.99 + 0.5)] / 1000}')
-        layout_name=$(psql -At -c "SELECT coalesce((SELECT format('%s (%s blocks)', '${layout}', blocks) FROM simhash_layouts WHERE tbl = 'docs'::regclass), 'GIN index on simhash_lsh keys$([[ ${layout} == 'gin, sets' ]] && echo ', sets column')')")
-        psql -c "INSERT INTO latency VALUES ('${layout_name}', '${kind}', ${p50}, ${p99})"
+    nextra=$(psql -At -c 'SELECT count(*) FROM extra')
+    bench_dir=$(mktemp -d)
+    chmod 777 "${bench_dir}"
+    trap 'pgcluster_stop; rm -rf "${bench_dir}"' EXIT
+    printf '%s\n' "\\set r random(1, ${nextra})" \
+        "INSERT INTO docs (id, body) SELECT nextval('ids'), body FROM extra WHERE rid = :r;" >"${bench_dir}/insert.sql"
+fi
+measure_latency() {
+    local layout=$1 kind=$2 p50 p99 layout_name
+    log "latency: layout ${layout}, ${kind}: ${inserts} single-row INSERTs"
+    psql -c 'DROP SEQUENCE IF EXISTS ids' -c 'CREATE SEQUENCE ids START 100000000' -c 'VACUUM ANALYZE docs'
+    rm -f "${bench_dir}"/pgbench_log.*
+    (cd "${bench_dir}" && "${PG_BIN}/pgbench" -n -c 1 -t "${inserts}" -f insert.sql -l >/dev/null)
+    read -r p50 p99 < <(awk '{print $3}' "${bench_dir}"/pgbench_log.* | sort -n |
+        awk '{v[NR] = $1} END {printf "%.3f %.3f\n", v[int(NR * 0.5 + 0.5)] / 1000, v[int(NR * 0.99 + 0.5)] / 1000}')
+    layout_name=$(psql -At -c "SELECT coalesce((SELECT format('%s (%s blocks)', '${layout}', blocks) FROM simhash_layouts WHERE tbl = 'docs'::regclass), 'GIN index on simhash_lsh keys$([[ ${layout} == 'gin, sets' ]] && echo ', sets column')')")
+    psql -c "INSERT INTO latency VALUES ('${layout_name}', '${kind}', ${p50}, ${p99})"
+}
+
+for round in $(seq 1 "${rounds}"); do
+    for layout in "${layouts[@]}"; do
+        for kind in "${kinds[@]}"; do
+            log "round ${round}: COPY, layout ${layout}, ${kind}"
+            copy_into "${layout}" "${kind}" "${round}"
+            if (( inserts > 0 && round == rounds )) &&
+                [[ ${kind} == 'no trigger' || ${kind} == 'trigger, skip' || ${kind} == 'trigger, link' ]]; then
+                measure_latency "${layout}" "${kind}"
+            fi
+        done
     done
 done
-rm -rf "${bench_dir}"
-fi
+[[ -n ${bench_dir:-} ]] && rm -rf "${bench_dir}"
 
 psql -v k="${k}" -v rows="${rows}" -v preload="${preload}" <<'SQL'
 \pset footer off
