@@ -11,6 +11,8 @@
 #                                     [--mode rows|bulk|multirow] [--batch B] [--limits "3 0.8 0.8,sets"]
 #   defaults: 16 clients, 150 rows each, k = 3, mode rows, limits k, 0.8, and 0.8 with the
 #   trigger's 'sets=sets' (candidates verified against stored shingle sets)
+#   --compare-one  also write the same statements through one connection, one after the
+#               other, and print both throughputs (rows offered a second) and their ratio
 # Modes: rows, one INSERT of one row per transaction; bulk, transactions of B rows each
 # (default 200) through simhash_dedupe_insert(), which takes all the lock keys of its rows
 # at once, in one order, before writing any: no deadlock may occur; multirow, the same
@@ -31,6 +33,7 @@ k=3
 mode=rows
 batch=200
 limits=
+compare_one=0
 while [[ $# -gt 0 ]]; do
     case $1 in
         --clients) clients=$2; shift 2 ;;
@@ -39,6 +42,7 @@ while [[ $# -gt 0 ]]; do
         --mode) mode=$2; shift 2 ;;
         --batch) batch=$2; shift 2 ;;
         --limits) limits=$2; shift 2 ;;
+        --compare-one) compare_one=1; shift ;;
         *) die "unknown argument: $1" ;;
     esac
 done
@@ -92,13 +96,16 @@ for policy in reject skip link; do
         keys=lsh
         index="CREATE INDEX ON docs USING gin (lsh) WITH (fastupdate = off);"
     fi
-    psql <<SQL
+    make_docs() {
+        psql <<SQL
 DROP TABLE IF EXISTS docs \; SET client_min_messages = warning;
 CREATE TABLE docs (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text, fp bigint, lsh bigint[], dup_of bigint, sets bytea);
 ${index}
 CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW
     EXECUTE FUNCTION simhash_dedupe('body', '${keys}', '${lim}', '${policy}'${link_arg}${sets_arg});
 SQL
+    }
+    make_docs
     for c in $(seq 1 "${clients}"); do
         if [[ ${mode} == rows ]]; then
             psql -At -c "SELECT format('INSERT INTO docs (body) VALUES (%L);', t.body)
@@ -117,11 +124,13 @@ SQL
         done >"${work}/client${c}.sql"
     done
     start=${SECONDS}
+    t0=${EPOCHREALTIME}
     for c in $(seq 1 "${clients}"); do
         command psql -X -q -v ON_ERROR_STOP=0 -f "${work}/client${c}.sql" \
             >/dev/null 2>"${work}/client${c}.err" &
     done
     wait
+    t_many=$(awk -v a="${EPOCHREALTIME}" -v b="${t0}" 'BEGIN { print a - b }')
     errors=$(cat "${work}"/client*.err)
     rejected=$(grep -c 'is a near duplicate of an existing row' <<<"${errors}" || true)
     deadlocks=$(grep -c 'deadlock' <<<"${errors}" || true)
@@ -138,6 +147,15 @@ SQL
     )
     printf '%-7s %-4s %5d rows offered in %3d s: %5d kept, %5d rejected; near pairs %5d, unlinked %d; deadlocks %d, other errors %d\n' \
         "${policy}" "${limit}" $((clients * rows)) $((SECONDS - start)) "${kept}" "${rejected}" "${pairs}" "${unlinked}" "${deadlocks}" "${other}"
+    if (( compare_one )); then
+        # The same statements, one connection, one after the other, into a fresh table.
+        make_docs
+        t0=${EPOCHREALTIME}
+        cat "${work}"/client*.sql | command psql -X -q -v ON_ERROR_STOP=0 >/dev/null 2>&1 || true
+        t_one=$(awk -v a="${EPOCHREALTIME}" -v b="${t0}" 'BEGIN { print a - b }')
+        awk -v c="${clients}" -v n="$((clients * rows))" -v many="${t_many}" -v one="${t_one}" \
+            'BEGIN { printf "        throughput: %d writers %.0f rows/s, 1 writer %.0f rows/s (%.2f x)\n", c, n / many, n / one, one / many }'
+    fi
     if [[ ${deadlocks} -ne 0 || ${other} -ne 0 ]]; then
         grep 'ERROR' <<<"${errors}" | grep -v 'is a near duplicate' | sort | uniq -c | head >&2
         fail=1
