@@ -4,7 +4,8 @@
 # text with near duplicates, each killed half-way through its load:
 #   docs      the trigger with a Hamming distance (k = 3, skip) and its block indexes;
 #   docs_sim  the trigger with a similarity threshold (0.8, skip), its LSH keys in a GIN
-#             index, and block indexes on a generated fingerprint column.
+#             index, its stored shingle sets ('sets=sets'), and block indexes on a
+#             generated fingerprint column.
 # After the restart (crash recovery), and again after the load is resumed from the first
 # chunk that had not committed: every B-tree index passes amcheck with heapallindexed, the
 # block indexes and the GIN index answer exactly as a scan of the table, the committed
@@ -62,10 +63,11 @@ CREATE TABLE docs_sim$suffix (
     line  integer NOT NULL,
     body  text NOT NULL,
     lsh   bigint[],
+    sets  bytea,
     fp    bigint GENERATED ALWAYS AS (simhash(body)) STORED);
 CREATE INDEX docs_sim${suffix}_lsh ON docs_sim$suffix USING gin (lsh) WITH (fastupdate = off);
 CREATE TRIGGER docs_sim_dedupe BEFORE INSERT OR UPDATE OF body, lsh ON docs_sim$suffix FOR EACH ROW
-    EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '$t', 'skip');
+    EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '$t', 'skip', 'sets=sets');
 SELECT count(*) FROM simhash_create_index('docs_sim$suffix', 'fp', $k);});
     return;
 }
@@ -182,6 +184,10 @@ FROM $keys q JOIN (SELECT id, k FROM docs_sim, unnest(lsh) k) d ON d.k = q.k});
     {
         $pairs = scalar_sql($node, similar_pairs_sql($table, $t));
         is($pairs, 0, "$when: no two of the $count rows of docs_sim sharing an LSH key have a similarity >= $t");
+        is(scalar_sql($node, "SELECT count(*) FROM docs_sim WHERE sets IS DISTINCT FROM '\\x01'::bytea || "
+                . "(SELECT coalesce(string_agg((SELECT string_agg(substring(int8send(h) FROM 9 - i FOR 1), ''::bytea ORDER BY i) "
+                . "FROM generate_series(1, 8) i), ''::bytea ORDER BY o), '') FROM unnest(simhash_shingles(body)) WITH ORDINALITY u(h, o))"),
+            0, "$when: every row of docs_sim holds its shingle set as stored format 1");
     }
     return ($indexes, $pairs, $count);
 }
