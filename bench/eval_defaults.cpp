@@ -859,10 +859,8 @@ struct LanguageResult {
   std::vector<Histogram> hist;  // per candidate
 };
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+using eval::Clock;
+using eval::seconds_since;
 
 
 std::string variant_name(std::size_t v) {
@@ -1420,17 +1418,9 @@ void print_report(const Config& cfg, const std::string& command,
 // ---------------------------------------------------------------------------------------
 // Command line
 
-
-
 Config parse_args(int argc, char** argv) {
   Config cfg;
-  bool have_corpus = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage_error(a + " needs a value");
-      return argv[++i];
-    };
+  cfg.corpus = eval::parse_command_line(argc, argv, [&](const std::string& a, const auto& value) {
     if (a == "--docs-per-lang") {
       cfg.docs_per_lang = parse_uint(a, value(), 1, 1000000);
     } else if (a == "--seed") {
@@ -1457,19 +1447,11 @@ Config parse_args(int argc, char** argv) {
       cfg.options = v == "options";
     } else if (a == "--threads") {
       cfg.threads = static_cast<unsigned>(parse_uint(a, value(), 1, 256));
-    } else if (a == "-h" || a == "--help") {
-      usage_error("help");
-    } else if (!a.empty() && a[0] == '-') {
-      usage_error("unknown option " + a);
-    } else if (have_corpus) {
-      usage_error("only one CORPUS_DIR, please");
     } else {
-      cfg.corpus = a;
-      have_corpus = true;
+      return false;
     }
-  }
-  if (!have_corpus) usage_error("CORPUS_DIR missing");
-  if (!fs::is_directory(cfg.corpus)) usage_error(cfg.corpus.string() + " is not a directory");
+    return true;
+  });
   return cfg;
 }
 
@@ -1478,12 +1460,11 @@ Config parse_args(int argc, char** argv) {
 namespace eval {
 
 void usage_error(const std::string& msg) {
-  std::fprintf(stderr,
-               "eval_defaults: %s\nusage: eval_defaults CORPUS_DIR [--docs-per-lang N] "
-               "[--seed S] [--threshold J] [--truth-shingle N] [--truth-unit token|char] "
-               "[--max-k K] [--candidates defaults|options] [--threads T]\n",
-               msg.c_str());
-  std::exit(2);
+  usage_exit("eval_defaults",
+             "CORPUS_DIR [--docs-per-lang N] "
+             "[--seed S] [--threshold J] [--truth-shingle N] [--truth-unit token|char] "
+             "[--max-k K] [--candidates defaults|options] [--threads T]",
+             msg);
 }
 
 }  // namespace eval
@@ -1491,8 +1472,7 @@ void usage_error(const std::string& msg) {
 int main(int argc, char** argv) {
   try {
     const Config cfg = parse_args(argc, argv);
-    std::string command;
-    for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+    const std::string command = eval::command_line(argc, argv);
 
     std::vector<std::string> langs;
     for (const auto& e : fs::directory_iterator(cfg.corpus)) {

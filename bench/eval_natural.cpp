@@ -204,40 +204,10 @@ std::uint64_t text_fingerprint(std::string_view text, const simhash::TextOptions
 // ---------------------------------------------------------------------------------------
 // Text
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+using eval::Clock;
+using eval::seconds_since;
 
-
-bool is_blank(std::string_view line) {
-  return line.find_first_not_of(" \t\r\f\v") == std::string_view::npos;
-}
-
-// Blocks of non-blank lines, each block's lines joined with one space.
-std::vector<std::string> paragraphs(std::string_view text) {
-  std::vector<std::string> out;
-  std::string block;
-  bool open = false;
-  std::size_t at = 0;
-  while (at <= text.size()) {
-    std::size_t end = text.find('\n', at);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(at, end - at);
-    if (is_blank(line)) {
-      if (open) out.push_back(std::move(block));
-      block.clear();
-      open = false;
-    } else {
-      if (open) block += ' ';
-      block += line;
-      open = true;
-    }
-    at = end + 1;
-  }
-  if (open) out.push_back(std::move(block));
-  return out;
-}
+using eval::paragraphs;
 
 // The raw label's set: hashes of the windows of 5 code points of the text with every run of
 // white space replaced by one space and none at either end (a text of fewer code points: one
@@ -295,19 +265,7 @@ struct Collection {
   std::vector<std::vector<std::uint64_t>> sets;  // shingle_set(text)
 };
 
-std::vector<fs::path> sorted_files(const fs::path& dir, std::string_view prefix) {
-  std::vector<fs::path> out;
-  if (!fs::is_directory(dir)) return out;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (e.is_regular_file() && name.compare(0, prefix.size(), prefix) == 0) {
-      out.push_back(e.path());
-    }
-  }
-  std::sort(out.begin(), out.end(),
-            [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
-  return out;
-}
+using eval::sorted_files;
 
 Collection load_collection(const std::string& name, const std::vector<fs::path>& files,
                            bool whole_files, const Config& cfg, unsigned threads) {
@@ -1298,36 +1256,20 @@ void print_report(const Config& cfg, const std::string& command, const std::vect
 // ---------------------------------------------------------------------------------------
 // Main
 
-
-
 Config parse_args(int argc, char** argv) {
   Config cfg;
-  bool have_corpus = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage_error(a + " needs a value");
-      return argv[++i];
-    };
+  cfg.corpus = eval::parse_command_line(argc, argv, [&](const std::string& a, const auto& value) {
     if (a == "--max-items") {
       cfg.max_items = parse_uint(a, value(), 2, 1000000);
     } else if (a == "--check-sample") {
       cfg.check_sample = parse_uint(a, value(), 2, 100000);
     } else if (a == "--threads") {
       cfg.threads = static_cast<unsigned>(parse_uint(a, value(), 1, 256));
-    } else if (a == "-h" || a == "--help") {
-      usage_error("help");
-    } else if (!a.empty() && a[0] == '-') {
-      usage_error("unknown option " + a);
-    } else if (have_corpus) {
-      usage_error("only one CORPUS_DIR, please");
     } else {
-      cfg.corpus = a;
-      have_corpus = true;
+      return false;
     }
-  }
-  if (!have_corpus) usage_error("CORPUS_DIR missing");
-  if (!fs::is_directory(cfg.corpus)) usage_error(cfg.corpus.string() + " is not a directory");
+    return true;
+  });
   return cfg;
 }
 
@@ -1336,11 +1278,10 @@ Config parse_args(int argc, char** argv) {
 namespace eval {
 
 void usage_error(const std::string& msg) {
-  std::fprintf(stderr,
-               "eval_natural: %s\nusage: eval_natural CORPUS_DIR [--max-items N] "
-               "[--check-sample M] [--threads T]\n",
-               msg.c_str());
-  std::exit(2);
+  usage_exit("eval_natural",
+             "CORPUS_DIR [--max-items N] "
+             "[--check-sample M] [--threads T]",
+             msg);
 }
 
 }  // namespace eval
@@ -1350,8 +1291,7 @@ int main(int argc, char** argv) {
     const Config cfg = parse_args(argc, argv);
     const unsigned threads =
         cfg.threads != 0 ? cfg.threads : std::clamp(std::thread::hardware_concurrency(), 1U, 2U);
-    std::string command;
-    for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+    const std::string command = eval::command_line(argc, argv);
 
     const auto start = Clock::now();
     const std::vector<Recipe> rs = recipes();

@@ -117,10 +117,8 @@ struct Config {
   unsigned threads = 0;
 };
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+using eval::Clock;
+using eval::seconds_since;
 
 // ---------------------------------------------------------------------------------------
 // Symbols
@@ -277,45 +275,8 @@ std::vector<SymbolWord> symbol_words(std::string_view text, const Decoded& d,
 // ---------------------------------------------------------------------------------------
 // Collections
 
-bool is_blank(std::string_view line) {
-  return line.find_first_not_of(" \t\r\f\v") == std::string_view::npos;
-}
-
-std::vector<std::string> paragraphs(std::string_view text) {
-  std::vector<std::string> out;
-  std::string block;
-  bool open = false;
-  std::size_t at = 0;
-  while (at <= text.size()) {
-    std::size_t end = text.find('\n', at);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(at, end - at);
-    if (is_blank(line)) {
-      if (open) out.push_back(std::move(block));
-      block.clear();
-      open = false;
-    } else {
-      if (open) block += ' ';
-      block += line;
-      open = true;
-    }
-    at = end + 1;
-  }
-  if (open) out.push_back(std::move(block));
-  return out;
-}
-
-std::vector<fs::path> sorted_files(const fs::path& dir, std::string_view prefix) {
-  std::vector<fs::path> out;
-  if (!fs::is_directory(dir)) return out;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (e.is_regular_file() && name.compare(0, prefix.size(), prefix) == 0) out.push_back(e.path());
-  }
-  std::sort(out.begin(), out.end(),
-            [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
-  return out;
-}
+using eval::paragraphs;
+using eval::sorted_files;
 
 struct Item {
   std::string text;
@@ -906,13 +867,7 @@ void self_check(const Placeholders& ph) {
 
 Config parse_args(int argc, char** argv) {
   Config cfg;
-  bool have_corpus = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= argc) eval::usage_error(a + " needs a value");
-      return argv[++i];
-    };
+  cfg.corpus = eval::parse_command_line(argc, argv, [&](const std::string& a, const auto& value) {
     if (a == "--max-items") {
       cfg.max_items = eval::parse_uint(a, value(), 2, 1000000);
     } else if (a == "--samples") {
@@ -921,19 +876,11 @@ Config parse_args(int argc, char** argv) {
       cfg.check_sample = eval::parse_uint(a, value(), 2, 100000);
     } else if (a == "--threads") {
       cfg.threads = static_cast<unsigned>(eval::parse_uint(a, value(), 1, 256));
-    } else if (a == "-h" || a == "--help") {
-      eval::usage_error("help");
-    } else if (!a.empty() && a[0] == '-') {
-      eval::usage_error("unknown option " + a);
-    } else if (have_corpus) {
-      eval::usage_error("only one CORPUS_DIR, please");
     } else {
-      cfg.corpus = a;
-      have_corpus = true;
+      return false;
     }
-  }
-  if (!have_corpus) eval::usage_error("CORPUS_DIR missing");
-  if (!fs::is_directory(cfg.corpus)) eval::usage_error(cfg.corpus.string() + " is not a directory");
+    return true;
+  });
   return cfg;
 }
 
@@ -942,11 +889,10 @@ Config parse_args(int argc, char** argv) {
 namespace eval {
 
 void usage_error(const std::string& msg) {
-  std::fprintf(stderr,
-               "eval_symbols: %s\nusage: eval_symbols CORPUS_DIR [--max-items N] [--samples S] "
-               "[--check-sample M] [--threads T]\n",
-               msg.c_str());
-  std::exit(2);
+  usage_exit("eval_symbols",
+             "CORPUS_DIR [--max-items N] [--samples S] "
+             "[--check-sample M] [--threads T]",
+             msg);
 }
 
 }  // namespace eval
@@ -956,8 +902,7 @@ int main(int argc, char** argv) {
     const Config cfg = parse_args(argc, argv);
     const unsigned threads =
         cfg.threads != 0 ? cfg.threads : std::clamp(std::thread::hardware_concurrency(), 1U, 2U);
-    std::string command;
-    for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+    const std::string command = eval::command_line(argc, argv);
     const auto start = Clock::now();
     const Placeholders ph;
     self_check(ph);

@@ -64,6 +64,10 @@ BEGIN
             ('simhash_block', 'a bigint, b smallint, c integer', 'integer', '0'),
             ('simhash_layout_blocks', 'a integer, b numeric', 'integer', '2'),
             ('simhash_check_column', 'a regclass, b text', 'smallint', '1'),
+            -- simhash_create_index, simhash_create_index_statements -> simhash_index_layout
+            ('simhash_index_layout', 'a regclass, b text, c integer, d integer, e boolean, OUT nsp name, OUT nblocks integer, OUT index_names text[]', 'record', NULL),
+            ('simhash_index_layout', 'a regclass, b name, c integer, d integer, e text, OUT nsp name, OUT nblocks integer, OUT index_names text[]', 'record', NULL),
+            ('simhash_index_layout', 'a regclass, b name, c integer, d integer, OUT nsp name, OUT nblocks integer, OUT index_names text[]', 'record', NULL),
             ('simhash_lsh', 'a varchar', 'bigint[]', '''{}''::bigint[]'),
             ('simhash_shingle_summary', 'a varchar, OUT digest bigint, OUT keys bigint[]', 'record', NULL),
             -- a shorter signature than the one with defaults: the call that leaves the
@@ -120,6 +124,7 @@ SELECT count(*) AS pairs FROM simhash_similar_pairs('SELECT id, vbody FROM publi
 SELECT count(*) AS pairs FROM simhash_similar_pairs('SELECT id, cbody FROM public.o_docs', 0.5);
 SELECT count(*) AS clusters FROM simhash_similar_clusters('SELECT id, vbody FROM public.o_docs', 0.8);
 SELECT count(*) AS indexes FROM simhash_create_index('public.o_docs', 'fp', 2);
+SELECT count(*) AS statements FROM simhash_create_index_statements('public.o_docs', 'fp', 2);
 SELECT block, rows FROM simhash_skew('public.o_docs', 'fp', 1) ORDER BY block LIMIT 2;
 -- the trigger on the view: a superuser's plain INSERT, no simhash function called
 INSERT INTO public.o_vdocs_in (body)

@@ -469,19 +469,22 @@ $$;
 COMMENT ON FUNCTION simhash_drop_index(regclass, name) IS
 'drops the block indexes of column col of table tbl and forgets its layout; returns how many indexes were dropped';
 
--- On a Citus table, CREATE INDEX and ANALYZE go to every shard; on a reference table, whose
--- placement on the coordinator Citus would index locally, the ANALYZE that follows is then
--- refused ("a local execution has accessed a placement"): so no local execution here.
--- (Without Citus, the setting is an unused placeholder.)
-CREATE FUNCTION simhash_create_index(tbl regclass, col name, max_distance integer DEFAULT 3,
-                                     blocks integer DEFAULT NULL)
-    RETURNS SETOF regclass
-    LANGUAGE plpgsql
+-- The checks and the layout shared by simhash_create_index (concurrent false) and
+-- simhash_create_index_statements (concurrent true), whose callers run the schema guard
+-- first: col is a bigint column of tbl, max_distance and blocks are in range, and for a
+-- build without blocking writes tbl is not partitioned. Returns the schema of tbl, the
+-- number of blocks (blocks, or the choice explained in the body) and the name of each
+-- block's index, in block order: table_column_simhash<b>_<i>, cut to fit in 63 bytes,
+-- numbered if taken by a relation that stays. The block indexes of the column that the
+-- caller drops before building (all of them, with their partitions' indexes; concurrent:
+-- the invalid ones) do not take a name.
+CREATE FUNCTION simhash_index_layout(tbl regclass, col name, max_distance integer,
+                                     blocks integer, concurrent boolean,
+                                     OUT nsp name, OUT nblocks integer, OUT index_names text[])
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
-    SET citus.enable_local_execution = off
     AS $$
 DECLARE
-    nsp name;
     rel name;
     est double precision;
     b integer := blocks;
@@ -489,15 +492,14 @@ DECLARE
     idxname text;
     suffix integer;
 BEGIN
-    -- The extension's schema must still bear the name it was installed under: renamed,
-    -- another schema could take that name and stand in for the extension's objects.
-    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
-        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
-        WHERE e.extname OPERATOR(pg_catalog.=) 'simhash') OPERATOR(pg_catalog.<>) '@extschema@' THEN
-        RAISE EXCEPTION 'simhash: the schema of the extension was renamed; rename it back to @extschema@'
-            USING ERRCODE = 'object_not_in_prerequisite_state';
-    END IF;
     PERFORM @extschema@.simhash_check_column(tbl, col);
+    -- PostgreSQL builds no index CONCURRENTLY on a partitioned table: every statement would
+    -- fail but the last, which would record a layout without its indexes.
+    IF concurrent AND EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = tbl AND c.relkind = 'p') THEN
+        RAISE EXCEPTION 'simhash: % is a partitioned table, on which no index is built concurrently', tbl
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'simhash_create_index builds them on a partitioned table (blocking writes while it runs).';
+    END IF;
     IF max_distance IS NULL OR max_distance < 0 OR max_distance > 16 THEN
         RAISE EXCEPTION 'simhash: max_distance must be between 0 and 16, got %', coalesce(max_distance::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
@@ -517,31 +519,75 @@ BEGIN
                                AND t.tgfoid = '@extschema@.simhash_dedupe()'::regprocedure) THEN
         b := least(16, greatest(2, max_distance + 1));
     END IF;
-    b := coalesce(b, @extschema@.simhash_layout_blocks(max_distance, greatest(est, 1e6::float8)));
+    nblocks := coalesce(b, @extschema@.simhash_layout_blocks(max_distance, greatest(est, 1e6::float8)));
+
+    base := rel || '_' || col;
+    WHILE octet_length(base) > 45 LOOP
+        base := left(base, -1);
+    END LOOP;
+    index_names := '{}';
+    FOR i IN 0 .. nblocks - 1 LOOP
+        idxname := format('%s_simhash%s_%s', base, nblocks, i);
+        suffix := 0;
+        WHILE EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                      WHERE n.nspname = nsp AND c.relname = idxname
+                        AND c.oid NOT IN (SELECT x.index FROM @extschema@.simhash_block_indexes(tbl, col) x
+                                          JOIN pg_index pi ON pi.indexrelid = x.index
+                                          WHERE NOT (concurrent AND pi.indisvalid)
+                                          UNION ALL
+                                          -- DROP INDEX of a partitioned index drops its
+                                          -- partitions' indexes with it
+                                          SELECT t.relid FROM @extschema@.simhash_block_indexes(tbl, col) x,
+                                                 pg_partition_tree(x.index) t
+                                          WHERE NOT concurrent)) LOOP
+            suffix := suffix + 1;
+            idxname := format('%s_simhash%s_%s_%s', base, nblocks, i, suffix);
+        END LOOP;
+        index_names := index_names || idxname;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION simhash_index_layout(regclass, name, integer, integer, boolean) IS
+'checks the arguments of simhash_create_index (concurrent: of simhash_create_index_statements) and returns the schema of tbl, the number of blocks and the name of each block''s index';
+
+-- On a Citus table, CREATE INDEX and ANALYZE go to every shard; on a reference table, whose
+-- placement on the coordinator Citus would index locally, the ANALYZE that follows is then
+-- refused ("a local execution has accessed a placement"): so no local execution here.
+-- (Without Citus, the setting is an unused placeholder.)
+CREATE FUNCTION simhash_create_index(tbl regclass, col name, max_distance integer DEFAULT 3,
+                                     blocks integer DEFAULT NULL)
+    RETURNS SETOF regclass
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    SET citus.enable_local_execution = off
+    AS $$
+DECLARE
+    nsp name;
+    b integer;
+    names text[];
+BEGIN
+    -- The extension's schema must still bear the name it was installed under: renamed,
+    -- another schema could take that name and stand in for the extension's objects.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+        WHERE e.extname OPERATOR(pg_catalog.=) 'simhash') OPERATOR(pg_catalog.<>) '@extschema@' THEN
+        RAISE EXCEPTION 'simhash: the schema of the extension was renamed; rename it back to @extschema@'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    SELECT l.nsp, l.nblocks, l.index_names INTO nsp, b, names
+    FROM @extschema@.simhash_index_layout(tbl, col, max_distance, blocks, false) l;
 
     -- First, as it checks that the caller owns the table (42501).
     PERFORM @extschema@.simhash_layout_forget(tbl, col);
     PERFORM @extschema@.simhash_drop_index(tbl, col)
     WHERE EXISTS (SELECT 1 FROM @extschema@.simhash_block_indexes(tbl, col));
 
-    -- Index names: table_column_simhash<b>_<i>, cut to fit in 63 bytes, numbered if taken.
-    base := rel || '_' || col;
-    WHILE octet_length(base) > 45 LOOP
-        base := left(base, -1);
-    END LOOP;
     FOR i IN 0 .. b - 1 LOOP
-        idxname := format('%s_simhash%s_%s', base, b, i);
-        suffix := 0;
-        WHILE EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                      WHERE n.nspname = nsp AND c.relname = idxname) LOOP
-            suffix := suffix + 1;
-            idxname := format('%s_simhash%s_%s_%s', base, b, i, suffix);
-        END LOOP;
         -- The fingerprint as second key column: the dedupe trigger checks candidates in
         -- the index; identical fingerprints still share one index entry.
         EXECUTE format('CREATE INDEX %I ON %s USING btree (@extschema@.simhash_block(%I, %s, %s), %I)',
-                       idxname, tbl, col, b, i, col);
-        RETURN NEXT format('%I.%I', nsp, idxname)::regclass;
+                       names[i + 1], tbl, col, b, i, col);
+        RETURN NEXT format('%I.%I', nsp, names[i + 1])::regclass;
     END LOOP;
     PERFORM @extschema@.simhash_layout_record(tbl, col, max_distance, b);
     -- Statistics of the new index expressions, without which the planner guesses the
@@ -1045,13 +1091,8 @@ CREATE FUNCTION simhash_create_index_statements(tbl regclass, col name,
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
-    nsp name;
-    rel name;
-    est double precision;
-    b integer := blocks;
-    base text;
-    idxname text;
-    suffix integer;
+    b integer;
+    names text[];
     ind regclass;
 BEGIN
     -- The extension's schema must still bear the name it was installed under: renamed,
@@ -1062,31 +1103,9 @@ BEGIN
         RAISE EXCEPTION 'simhash: the schema of the extension was renamed; rename it back to @extschema@'
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
-    PERFORM @extschema@.simhash_check_column(tbl, col);
-    -- PostgreSQL builds no index CONCURRENTLY on a partitioned table: every statement would
-    -- fail but the last, which would record a layout without its indexes.
-    IF EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = tbl AND c.relkind = 'p') THEN
-        RAISE EXCEPTION 'simhash: % is a partitioned table, on which no index is built concurrently', tbl
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'simhash_create_index builds them on a partitioned table (blocking writes while it runs).';
-    END IF;
-    IF max_distance IS NULL OR max_distance < 0 OR max_distance > 16 THEN
-        RAISE EXCEPTION 'simhash: max_distance must be between 0 and 16, got %', coalesce(max_distance::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF b IS NOT NULL AND (b < 2 OR b > 16) THEN
-        RAISE EXCEPTION 'simhash: blocks must be between 2 and 16, got %', b
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    SELECT n.nspname, c.relname, c.reltuples INTO nsp, rel, est
-    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tbl;
-    -- The number of blocks simhash_create_index chooses.
-    IF b IS NULL AND EXISTS (SELECT 1 FROM pg_trigger t
-                             WHERE t.tgrelid = tbl
-                               AND t.tgfoid = '@extschema@.simhash_dedupe()'::regprocedure) THEN
-        b := least(16, greatest(2, max_distance + 1));
-    END IF;
-    b := coalesce(b, @extschema@.simhash_layout_blocks(max_distance, greatest(est, 1e6::float8)));
+    -- The checks and layout of simhash_create_index, and 0A000 for a partitioned table.
+    SELECT l.nblocks, l.index_names INTO b, names
+    FROM @extschema@.simhash_index_layout(tbl, col, max_distance, blocks, true) l;
 
     FOR ind IN SELECT x.index FROM @extschema@.simhash_block_indexes(tbl, col) x
                JOIN pg_index i ON i.indexrelid = x.index
@@ -1094,29 +1113,12 @@ BEGIN
         RETURN NEXT format('DROP INDEX CONCURRENTLY IF EXISTS %s', ind);
     END LOOP;
 
-    -- Index names as simhash_create_index makes them: table_column_simhash<b>_<i>, cut to
-    -- fit in 63 bytes, numbered if taken.
-    base := rel || '_' || col;
-    WHILE octet_length(base) > 45 LOOP
-        base := left(base, -1);
-    END LOOP;
     FOR i IN 0 .. b - 1 LOOP
         CONTINUE WHEN EXISTS (SELECT 1 FROM @extschema@.simhash_block_indexes(tbl, col) x
                               JOIN pg_index pi ON pi.indexrelid = x.index
                               WHERE x.blocks = b AND x.block = i AND pi.indisvalid);
-        idxname := format('%s_simhash%s_%s', base, b, i);
-        suffix := 0;
-        WHILE EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                      WHERE n.nspname = nsp AND c.relname = idxname
-                        -- an invalid block index of this column is dropped first
-                        AND c.oid NOT IN (SELECT x.index FROM @extschema@.simhash_block_indexes(tbl, col) x
-                                          JOIN pg_index pi ON pi.indexrelid = x.index
-                                          WHERE NOT pi.indisvalid)) LOOP
-            suffix := suffix + 1;
-            idxname := format('%s_simhash%s_%s_%s', base, b, i, suffix);
-        END LOOP;
         RETURN NEXT format('CREATE INDEX CONCURRENTLY %I ON %s USING btree (@extschema@.simhash_block(%I, %s, %s), %I)',
-                           idxname, tbl, col, b, i, col);
+                           names[i + 1], tbl, col, b, i, col);
     END LOOP;
 
     FOR ind IN SELECT x.index FROM @extschema@.simhash_block_indexes(tbl, col) x
