@@ -512,6 +512,7 @@ insert_by_copy(Relation rel, TupleDesc qdesc, Tuplestorestate *rows)
 	ParseState *pstate = make_parsestate(NULL);
 	CopyFromState cstate;
 	uint64		inserted;
+	CopyFeed   *outer_feed = feed;	/* a load run by a trigger of another load's row */
 
 	f.rows = rows;
 	f.qdesc = qdesc;
@@ -548,7 +549,7 @@ insert_by_copy(Relation rel, TupleDesc qdesc, Tuplestorestate *rows)
 	}
 	PG_FINALLY();
 	{
-		feed = NULL;
+		feed = outer_feed;
 	}
 	PG_END_TRY();
 	ExecDropSingleTupleTableSlot(f.slot);
@@ -762,6 +763,12 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 		BulkFilter *previous_filter = bulk_filter;
 		bool		rls = check_enable_rls(RelationGetRelid(rel), InvalidOid, false) == RLS_ENABLED;
 
+		/*
+		 * A load run inside another one's (by a trigger of one of its rows) writes rows
+		 * the outer load's filter would not hear of: that filter stops clearing rows.
+		 */
+		if (previous_filter != NULL)
+			previous_filter->full = true;
 		bulk_filter = filter;
 		PG_TRY();
 		{

@@ -1,0 +1,57 @@
+-- A bulk load run inside another one: a BEFORE trigger of the user, on a row of the outer
+-- load, calls simhash_dedupe_insert() on the same table. The inner load used to leave the
+-- outer one's COPY without its data source (the backend crashed: SIGSEGV), and the outer
+-- load's filter did not hear of the inner load's rows (a near duplicate of one of them,
+-- later in the outer load, was let through unsearched). The answer must be the trigger's,
+-- row for row: the same rows as one INSERT of the same rows in the same order.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
+\set VERBOSITY terse
+
+CREATE TABLE nest (id bigint PRIMARY KEY, body text, fp bigint);
+SELECT count(*) AS indexes FROM simhash_create_index('nest', 'fp', 3, 4);
+CREATE TRIGGER dedupe BEFORE INSERT ON nest FOR EACH ROW
+  EXECUTE FUNCTION simhash_dedupe('body', 'fp', 'k=3', 'skip');
+-- Fires before "dedupe" (triggers fire in name order): row 1 loads row 100.
+CREATE FUNCTION nest_inner() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.id = 1 THEN
+    PERFORM simhash_dedupe_insert('nest', $q$SELECT 100::bigint AS id,
+      'the quick brown fox jumps over the lazy dog again and again on a sunny day'::text AS body$q$);
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER a_inner BEFORE INSERT ON nest FOR EACH ROW EXECUTE FUNCTION nest_inner();
+
+-- Row 2 is the text of row 100: not in the table when the outer load searched it.
+CREATE TABLE nest_src (id bigint, body text);
+INSERT INTO nest_src VALUES
+  (1, 'an unrelated marker text about growing tomatoes in a small garden in summer'),
+  (2, 'the quick brown fox jumps over the lazy dog again and again on a sunny day'),
+  (3, 'a third text about something else entirely, the history of printing presses');
+
+-- Through COPY FROM (no row-level security) and through SPI INSERTs (row-level security).
+SELECT simhash_dedupe_insert('nest', 'SELECT id, body FROM nest_src ORDER BY id') AS loaded;
+SELECT array_agg(id ORDER BY id) AS by_load FROM nest;
+TRUNCATE nest;
+INSERT INTO nest SELECT id, body FROM nest_src ORDER BY id;
+SELECT array_agg(id ORDER BY id) AS by_row FROM nest;
+TRUNCATE nest;
+ALTER TABLE nest ENABLE ROW LEVEL SECURITY;
+SELECT simhash_dedupe_insert('nest', 'SELECT id, body FROM nest_src ORDER BY id') AS loaded_rls;
+SELECT array_agg(id ORDER BY id) AS by_load_rls FROM nest;
+
+-- Two loads one after the other in one transaction: each sees the other's rows.
+TRUNCATE nest;
+ALTER TABLE nest DISABLE ROW LEVEL SECURITY;
+DROP TRIGGER a_inner ON nest;
+BEGIN;
+SELECT simhash_dedupe_insert('nest', 'SELECT id, body FROM nest_src WHERE id = 2') AS first;
+SELECT simhash_dedupe_insert('nest', $q$SELECT 200::bigint AS id, body FROM nest_src WHERE id = 2
+                                       UNION ALL SELECT 3, body FROM nest_src WHERE id = 3$q$) AS second;
+COMMIT;
+SELECT array_agg(id ORDER BY id) AS two_loads FROM nest;
+
+DROP TABLE nest, nest_src;
+DROP FUNCTION nest_inner();
