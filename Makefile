@@ -39,6 +39,7 @@ REGRESS = \
 	simhash_dedupe_bulk_filter \
 	simhash_dedupe_bulk_nested \
 	simhash_dedupe_sets \
+	simhash_dedupe_sets_malformed \
 	simhash_dedupe_probes \
 	simhash_pairs \
 	simhash_similar \
