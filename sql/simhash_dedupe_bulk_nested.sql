@@ -53,5 +53,34 @@ SELECT simhash_dedupe_insert('nest', $q$SELECT 200::bigint AS id, body FROM nest
 COMMIT;
 SELECT array_agg(id ORDER BY id) AS two_loads FROM nest;
 
-DROP TABLE nest, nest_src;
-DROP FUNCTION nest_inner();
+-- A BEFORE trigger of the user that fires after ours (name order) and changes the
+-- fingerprint the row is stored with: the filter, which knew only the fingerprint our
+-- trigger computed, let a later near duplicate of the stored one through unsearched.
+-- The load now leaves its filter off and searches every row, as the trigger alone does.
+CREATE FUNCTION nest_refp() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.id = 1 THEN
+    NEW.fp := simhash((SELECT body FROM nest_src WHERE id = 2));
+  END IF;
+  RETURN NEW;
+END $$;
+TRUNCATE nest;
+CREATE TRIGGER zz_refp BEFORE INSERT ON nest FOR EACH ROW EXECUTE FUNCTION nest_refp();
+SELECT simhash_dedupe_insert('nest', 'SELECT id, body FROM nest_src ORDER BY id') AS loaded;
+SELECT array_agg(id ORDER BY id) AS by_load FROM nest;
+TRUNCATE nest;
+INSERT INTO nest SELECT id, body FROM nest_src ORDER BY id;
+SELECT array_agg(id ORDER BY id) AS by_row FROM nest;
+-- The same with a partitioned table whose one partition has such a trigger of its own.
+CREATE TABLE nest_p (id bigint, body text, fp bigint) PARTITION BY RANGE (id);
+CREATE TABLE nest_p1 PARTITION OF nest_p FOR VALUES FROM (0) TO (1000);
+CREATE TABLE nest_p2 PARTITION OF nest_p FOR VALUES FROM (1000) TO (2000);
+SELECT count(*) AS indexes FROM simhash_create_index('nest_p', 'fp', 3, 4);
+CREATE TRIGGER dedupe BEFORE INSERT ON nest_p FOR EACH ROW
+  EXECUTE FUNCTION simhash_dedupe('body', 'fp', 'k=3', 'skip');
+CREATE TRIGGER zz_refp BEFORE INSERT ON nest_p1 FOR EACH ROW EXECUTE FUNCTION nest_refp();
+SELECT simhash_dedupe_insert('nest_p', 'SELECT CASE WHEN id = 1 THEN 1 ELSE id + 1000 END AS id, body FROM nest_src ORDER BY id') AS loaded_partitioned;
+SELECT array_agg(id ORDER BY id) AS by_load_partitioned FROM nest_p;
+
+DROP TABLE nest, nest_src, nest_p;
+DROP FUNCTION nest_inner(), nest_refp();

@@ -292,6 +292,35 @@ make_filter(DedupeConfig *c, uint64 *fps, size_t n)
 	return f;
 }
 
+/*
+ * True when a row trigger BEFORE INSERT of a table the rows go to fires after the
+ * simhash_dedupe trigger named ours (triggers fire in name order): it may change the
+ * fingerprint the row is stored with, which the load's filter would not know. The filter
+ * then stays off, and every row is searched as by the trigger alone.
+ */
+static bool
+trigger_after_ours(DedupeConfig *c, const char *ours)
+{
+	bool		after = false;
+
+	for (int t = 0; t < c->ntargets && !after; t++)
+	{
+		Relation	rel = table_open(c->targets[t].relid, AccessShareLock);
+		TriggerDesc *desc = rel->trigdesc;
+
+		for (int i = 0; desc != NULL && i < desc->numtriggers && !after; i++)
+		{
+			Trigger    *tg = &desc->triggers[i];
+
+			after = tg->tgenabled != TRIGGER_DISABLED && TRIGGER_FOR_ROW(tg->tgtype) &&
+				TRIGGER_FOR_BEFORE(tg->tgtype) && TRIGGER_FOR_INSERT(tg->tgtype) &&
+				strcmp(tg->tgname, ours) > 0;
+		}
+		table_close(rel, NoLock);
+	}
+	return after;
+}
+
 /* The one enabled simhash_dedupe trigger BEFORE INSERT ... FOR EACH ROW of rel. */
 static Trigger *
 find_dedupe_trigger(Relation rel, Oid dedupe_fn)
@@ -621,6 +650,7 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	uint64	   *fps = NULL;
 	size_t		nfps = 0;
 	BulkFilter *filter = NULL;
+	char	   *dedupe_name;
 	Datum	   *tvalues = palloc(desc->natts * sizeof(Datum));
 	bool	   *tnulls = palloc(desc->natts * sizeof(bool));
 
@@ -630,7 +660,13 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("simhash_dedupe_insert: \"%s\" is not a table", RelationGetRelationName(rel)),
 				 errdetail("The bulk load writes ordinary and partitioned tables; write a view with INSERT.")));
-	c = bulk_config(rel, find_dedupe_trigger(rel, dedupe_fn), nsp);
+	{
+		Trigger    *tg = find_dedupe_trigger(rel, dedupe_fn);
+
+		/* its name, for trigger_after_ours(): rel's triggers may be rebuilt meanwhile */
+		dedupe_name = pstrdup(tg->tgname);
+		c = bulk_config(rel, tg, nsp);
+	}
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "simhash_dedupe_insert: SPI_connect failed");
@@ -705,7 +741,7 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	 * rows, for the load's filter.
 	 */
 	table_locked = bulk_takes_table(c, nrows * row_lock_key_bound(c));
-	if (c->min_similarity == 0 && c->indexed)
+	if (c->min_similarity == 0 && c->indexed && !trigger_after_ours(c, dedupe_name))
 		fps = MemoryContextAllocHuge(CurrentMemoryContext, Max(nrows, 1) * sizeof(uint64));
 	if (!table_locked || fps != NULL)
 	{
