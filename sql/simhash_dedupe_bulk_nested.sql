@@ -82,5 +82,41 @@ CREATE TRIGGER zz_refp BEFORE INSERT ON nest_p1 FOR EACH ROW EXECUTE FUNCTION ne
 SELECT simhash_dedupe_insert('nest_p', 'SELECT CASE WHEN id = 1 THEN 1 ELSE id + 1000 END AS id, body FROM nest_src ORDER BY id') AS loaded_partitioned;
 SELECT array_agg(id ORDER BY id) AS by_load_partitioned FROM nest_p;
 
-DROP TABLE nest, nest_src, nest_p;
+-- A partition with a simhash_dedupe trigger of its own, at a larger distance, firing before
+-- the table's: the filter, made for k = 3, cleared its rows for k = 6 too. And a partition
+-- on which the table's trigger is disabled: its rows (given with their fingerprints) never
+-- reached the filter. Loads under
+-- the table lock (no key is checked then).
+CREATE TABLE nest_w AS SELECT i, substr(md5(i::text), 1, 5) AS w FROM generate_series(0, 999) i;
+CREATE TABLE nest_k AS SELECT v, (SELECT string_agg(CASE WHEN p < v THEN 'x' || p ELSE w END, ' ' ORDER BY p)
+                                  FROM generate_series(0, 29) p JOIN nest_w ON nest_w.i = p * 7) AS body
+                       FROM generate_series(0, 2) v;
+SELECT b.v, hamming(simhash(a.body), simhash(b.body)) AS distance FROM nest_k a, nest_k b WHERE a.v = 0 AND b.v > 0 ORDER BY b.v;
+TRUNCATE nest_p;
+DROP TRIGGER zz_refp ON nest_p1;
+SELECT count(*) AS indexes FROM simhash_create_index('nest_p', 'fp', 6, 7);
+CREATE TRIGGER a_dedupe6 BEFORE INSERT ON nest_p1 FOR EACH ROW
+  EXECUTE FUNCTION simhash_dedupe('body', 'fp', 'k=6', 'skip');
+INSERT INTO nest_p SELECT 100, body FROM nest_k WHERE v = 0;
+BEGIN;
+LOCK TABLE nest_p IN SHARE ROW EXCLUSIVE MODE;
+SELECT simhash_dedupe_insert('nest_p', 'SELECT 1::bigint AS id, body FROM nest_k WHERE v = 1') AS loaded_k6;
+COMMIT;
+SELECT array_agg(id ORDER BY id) AS by_load_k6 FROM nest_p;
+DELETE FROM nest_p WHERE id <> 100;
+INSERT INTO nest_p SELECT 1, body FROM nest_k WHERE v = 1;
+SELECT array_agg(id ORDER BY id) AS by_row_k6 FROM nest_p;
+DROP TRIGGER a_dedupe6 ON nest_p1;
+TRUNCATE nest_p;
+ALTER TABLE nest_p1 DISABLE TRIGGER dedupe;
+BEGIN;
+LOCK TABLE nest_p IN SHARE ROW EXCLUSIVE MODE;
+SELECT simhash_dedupe_insert('nest_p', 'SELECT CASE WHEN v = 0 THEN 1 ELSE 1002 END AS id, body, simhash(body) AS fp FROM nest_k WHERE v <> 1 ORDER BY v') AS loaded_disabled;
+COMMIT;
+SELECT array_agg(id ORDER BY id) AS by_load_disabled FROM nest_p;
+TRUNCATE nest_p;
+INSERT INTO nest_p SELECT CASE WHEN v = 0 THEN 1 ELSE 1002 END, body, simhash(body) FROM nest_k WHERE v <> 1 ORDER BY v;
+SELECT array_agg(id ORDER BY id) AS by_row_disabled FROM nest_p;
+
+DROP TABLE nest, nest_src, nest_p, nest_w, nest_k;
 DROP FUNCTION nest_inner(), nest_refp();

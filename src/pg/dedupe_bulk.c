@@ -146,6 +146,9 @@ typedef struct BulkFilter
 {
 	Oid			root;
 	LocalTransactionId lxid;
+	int			k;				/* the load's trigger: its distance and columns (in root) */
+	AttrNumber	text_attno;
+	AttrNumber	fp_attno;
 	uint64	   *searched;		/* the load's fingerprints, sorted, distinct: the table */
 	bool	   *in_table;		/* was searched for each; true: it held a near duplicate */
 	size_t		nsearched;
@@ -171,8 +174,13 @@ active_filter(DedupeConfig *c)
 {
 	BulkFilter *f = bulk_filter;
 
+	/*
+	 * Only for a trigger that searches as the load's does: another simhash_dedupe trigger
+	 * of a partition (a larger distance, another column) must search for itself.
+	 */
 	return f != NULL && f->root == c->root && f->lxid == SIMHASH_MY_LXID &&
-		c->min_similarity == 0 ? f : NULL;
+		c->min_similarity == 0 && f->k == c->k && f->text_attno == c->root_text_attno &&
+		f->fp_attno == c->root_fp_attno ? f : NULL;
 }
 
 /*
@@ -242,6 +250,9 @@ make_filter(DedupeConfig *c, uint64 *fps, size_t n)
 	f = palloc0(sizeof(BulkFilter));
 	f->root = c->root;
 	f->lxid = SIMHASH_MY_LXID;
+	f->k = c->k;
+	f->text_attno = c->root_text_attno;
+	f->fp_attno = c->root_fp_attno;
 	f->budget = (Size) work_mem * 1024;
 	simhash_check_status(simhash_near_filter_create(c->k, &f->written, errbuf, sizeof(errbuf)),
 						 errbuf);
@@ -293,32 +304,45 @@ make_filter(DedupeConfig *c, uint64 *fps, size_t n)
 }
 
 /*
- * True when a row trigger BEFORE INSERT of a table the rows go to fires after the
- * simhash_dedupe trigger named ours (triggers fire in name order): it may change the
- * fingerprint the row is stored with, which the load's filter would not know. The filter
- * then stays off, and every row is searched as by the trigger alone.
+ * True when the load's filter could be wrong about a row of some table the rows may go to
+ * (the table, or each partition): the filter knows the fingerprints the simhash_dedupe
+ * trigger named ours computes, and clears rows for that trigger's search alone. So it
+ * stays off (every row searched, as by the trigger alone) when on one of them:
+ * - that trigger is missing or disabled (its rows would not reach the filter);
+ * - another row trigger BEFORE INSERT fires after it (triggers fire in name order): it
+ *   may change the fingerprint the row is stored with;
+ * - another simhash_dedupe trigger fires before it (another distance or column).
  */
 static bool
-trigger_after_ours(DedupeConfig *c, const char *ours)
+filter_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn)
 {
-	bool		after = false;
+	bool		unsafe = false;
 
-	for (int t = 0; t < c->ntargets && !after; t++)
+	for (int t = 0; t < c->ntargets && !unsafe; t++)
 	{
 		Relation	rel = table_open(c->targets[t].relid, AccessShareLock);
 		TriggerDesc *desc = rel->trigdesc;
+		bool		found = false;
 
-		for (int i = 0; desc != NULL && i < desc->numtriggers && !after; i++)
+		for (int i = 0; desc != NULL && i < desc->numtriggers && !unsafe; i++)
 		{
 			Trigger    *tg = &desc->triggers[i];
+			int			order = strcmp(tg->tgname, ours);
 
-			after = tg->tgenabled != TRIGGER_DISABLED && TRIGGER_FOR_ROW(tg->tgtype) &&
-				TRIGGER_FOR_BEFORE(tg->tgtype) && TRIGGER_FOR_INSERT(tg->tgtype) &&
-				strcmp(tg->tgname, ours) > 0;
+			if (!TRIGGER_FOR_ROW(tg->tgtype) || !TRIGGER_FOR_BEFORE(tg->tgtype) ||
+				!TRIGGER_FOR_INSERT(tg->tgtype))
+				continue;
+			if (order == 0)
+				found = tg->tgfoid == dedupe_fn &&
+					(tg->tgenabled == TRIGGER_FIRES_ON_ORIGIN ||
+					 tg->tgenabled == TRIGGER_FIRES_ALWAYS);
+			else if (tg->tgenabled != TRIGGER_DISABLED)
+				unsafe = order > 0 || tg->tgfoid == dedupe_fn;
 		}
+		unsafe = unsafe || !found;
 		table_close(rel, NoLock);
 	}
-	return after;
+	return unsafe;
 }
 
 /* The one enabled simhash_dedupe trigger BEFORE INSERT ... FOR EACH ROW of rel. */
@@ -663,7 +687,7 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	{
 		Trigger    *tg = find_dedupe_trigger(rel, dedupe_fn);
 
-		/* its name, for trigger_after_ours(): rel's triggers may be rebuilt meanwhile */
+		/* its name, for filter_unsafe(): rel's triggers may be rebuilt meanwhile */
 		dedupe_name = pstrdup(tg->tgname);
 		c = bulk_config(rel, tg, nsp);
 	}
@@ -741,7 +765,7 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	 * rows, for the load's filter.
 	 */
 	table_locked = bulk_takes_table(c, nrows * row_lock_key_bound(c));
-	if (c->min_similarity == 0 && c->indexed && !trigger_after_ours(c, dedupe_name))
+	if (c->min_similarity == 0 && c->indexed && !filter_unsafe(c, dedupe_name, dedupe_fn))
 		fps = MemoryContextAllocHuge(CurrentMemoryContext, Max(nrows, 1) * sizeof(uint64));
 	if (!table_locked || fps != NULL)
 	{
