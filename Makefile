@@ -37,7 +37,9 @@ REGRESS = \
 	simhash_dedupe_security \
 	simhash_dedupe_bulk \
 	simhash_dedupe_bulk_filter \
+	simhash_dedupe_bulk_nested \
 	simhash_dedupe_sets \
+	simhash_dedupe_sets_malformed \
 	simhash_dedupe_probes \
 	simhash_pairs \
 	simhash_similar \
@@ -61,7 +63,8 @@ ISOLATION = \
 	simhash_dedupe_policies \
 	simhash_dedupe_similarity \
 	simhash_dedupe_privileges \
-	simhash_dedupe_bulk_deadlock
+	simhash_dedupe_bulk_deadlock \
+	simhash_dedupe_share_lock
 ISOLATION_OPTS = --inputdir=. --outputdir=output_iso
 
 # TAP tests (t/*.pl, PostgreSQL::Test::Cluster): crash recovery, a streaming replica, a

@@ -88,7 +88,6 @@ row_fingerprint(text *t, uint64 *fp)
  * format 1 is ignored the same way.
  */
 #define STORED_SET_FORMAT 1
-#define STORED_SET_MAX_SHINGLES 8192
 
 /* The stored form of set, or NULL when it is too large to store. */
 bytea *

@@ -146,6 +146,9 @@ typedef struct BulkFilter
 {
 	Oid			root;
 	LocalTransactionId lxid;
+	int			k;				/* the load's trigger: its distance and columns (in root) */
+	AttrNumber	text_attno;
+	AttrNumber	fp_attno;
 	uint64	   *searched;		/* the load's fingerprints, sorted, distinct: the table */
 	bool	   *in_table;		/* was searched for each; true: it held a near duplicate */
 	size_t		nsearched;
@@ -171,8 +174,13 @@ active_filter(DedupeConfig *c)
 {
 	BulkFilter *f = bulk_filter;
 
+	/*
+	 * Only for a trigger that searches as the load's does: another simhash_dedupe trigger
+	 * of a partition (a larger distance, another column) must search for itself.
+	 */
 	return f != NULL && f->root == c->root && f->lxid == SIMHASH_MY_LXID &&
-		c->min_similarity == 0 ? f : NULL;
+		c->min_similarity == 0 && f->k == c->k && f->text_attno == c->root_text_attno &&
+		f->fp_attno == c->root_fp_attno ? f : NULL;
 }
 
 /*
@@ -242,6 +250,9 @@ make_filter(DedupeConfig *c, uint64 *fps, size_t n)
 	f = palloc0(sizeof(BulkFilter));
 	f->root = c->root;
 	f->lxid = SIMHASH_MY_LXID;
+	f->k = c->k;
+	f->text_attno = c->root_text_attno;
+	f->fp_attno = c->root_fp_attno;
 	f->budget = (Size) work_mem * 1024;
 	simhash_check_status(simhash_near_filter_create(c->k, &f->written, errbuf, sizeof(errbuf)),
 						 errbuf);
@@ -290,6 +301,48 @@ make_filter(DedupeConfig *c, uint64 *fps, size_t n)
 	}
 	UnregisterSnapshot(snapshot);
 	return f;
+}
+
+/*
+ * True when the load's filter could be wrong about a row of some table the rows may go to
+ * (the table, or each partition): the filter knows the fingerprints the simhash_dedupe
+ * trigger named ours computes, and clears rows for that trigger's search alone. So it
+ * stays off (every row searched, as by the trigger alone) when on one of them:
+ * - that trigger is missing or disabled (its rows would not reach the filter);
+ * - another row trigger BEFORE INSERT fires after it (triggers fire in name order): it
+ *   may change the fingerprint the row is stored with;
+ * - another simhash_dedupe trigger fires before it (another distance or column).
+ */
+static bool
+filter_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn)
+{
+	bool		unsafe = false;
+
+	for (int t = 0; t < c->ntargets && !unsafe; t++)
+	{
+		Relation	rel = table_open(c->targets[t].relid, AccessShareLock);
+		TriggerDesc *desc = rel->trigdesc;
+		bool		found = false;
+
+		for (int i = 0; desc != NULL && i < desc->numtriggers && !unsafe; i++)
+		{
+			Trigger    *tg = &desc->triggers[i];
+			int			order = strcmp(tg->tgname, ours);
+
+			if (!TRIGGER_FOR_ROW(tg->tgtype) || !TRIGGER_FOR_BEFORE(tg->tgtype) ||
+				!TRIGGER_FOR_INSERT(tg->tgtype))
+				continue;
+			if (order == 0)
+				found = tg->tgfoid == dedupe_fn &&
+					(tg->tgenabled == TRIGGER_FIRES_ON_ORIGIN ||
+					 tg->tgenabled == TRIGGER_FIRES_ALWAYS);
+			else if (tg->tgenabled != TRIGGER_DISABLED)
+				unsafe = order > 0 || tg->tgfoid == dedupe_fn;
+		}
+		unsafe = unsafe || !found;
+		table_close(rel, NoLock);
+	}
+	return unsafe;
 }
 
 /* The one enabled simhash_dedupe trigger BEFORE INSERT ... FOR EACH ROW of rel. */
@@ -512,6 +565,7 @@ insert_by_copy(Relation rel, TupleDesc qdesc, Tuplestorestate *rows)
 	ParseState *pstate = make_parsestate(NULL);
 	CopyFromState cstate;
 	uint64		inserted;
+	CopyFeed   *outer_feed = feed;	/* a load run by a trigger of another load's row */
 
 	f.rows = rows;
 	f.qdesc = qdesc;
@@ -548,7 +602,7 @@ insert_by_copy(Relation rel, TupleDesc qdesc, Tuplestorestate *rows)
 	}
 	PG_FINALLY();
 	{
-		feed = NULL;
+		feed = outer_feed;
 	}
 	PG_END_TRY();
 	ExecDropSingleTupleTableSlot(f.slot);
@@ -620,6 +674,7 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	uint64	   *fps = NULL;
 	size_t		nfps = 0;
 	BulkFilter *filter = NULL;
+	char	   *dedupe_name;
 	Datum	   *tvalues = palloc(desc->natts * sizeof(Datum));
 	bool	   *tnulls = palloc(desc->natts * sizeof(bool));
 
@@ -629,7 +684,13 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("simhash_dedupe_insert: \"%s\" is not a table", RelationGetRelationName(rel)),
 				 errdetail("The bulk load writes ordinary and partitioned tables; write a view with INSERT.")));
-	c = bulk_config(rel, find_dedupe_trigger(rel, dedupe_fn), nsp);
+	{
+		Trigger    *tg = find_dedupe_trigger(rel, dedupe_fn);
+
+		/* its name, for filter_unsafe(): rel's triggers may be rebuilt meanwhile */
+		dedupe_name = pstrdup(tg->tgname);
+		c = bulk_config(rel, tg, nsp);
+	}
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "simhash_dedupe_insert: SPI_connect failed");
@@ -704,7 +765,7 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	 * rows, for the load's filter.
 	 */
 	table_locked = bulk_takes_table(c, nrows * row_lock_key_bound(c));
-	if (c->min_similarity == 0 && c->indexed)
+	if (c->min_similarity == 0 && c->indexed && !filter_unsafe(c, dedupe_name, dedupe_fn))
 		fps = MemoryContextAllocHuge(CurrentMemoryContext, Max(nrows, 1) * sizeof(uint64));
 	if (!table_locked || fps != NULL)
 	{
@@ -762,6 +823,12 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 		BulkFilter *previous_filter = bulk_filter;
 		bool		rls = check_enable_rls(RelationGetRelid(rel), InvalidOid, false) == RLS_ENABLED;
 
+		/*
+		 * A load run inside another one's (by a trigger of one of its rows) writes rows
+		 * the outer load's filter would not hear of: that filter stops clearing rows.
+		 */
+		if (previous_filter != NULL)
+			previous_filter->full = true;
 		bulk_filter = filter;
 		PG_TRY();
 		{

@@ -108,15 +108,22 @@ lock_count(Oid root)
 	return free_slot;
 }
 
-/* True when this transaction keeps every other writer out of the table (and partitions). */
+/*
+ * True when this transaction keeps every other writer out of the table (and partitions):
+ * it holds SHARE or a stronger lock on each, which conflicts with the ROW EXCLUSIVE of
+ * every writer, and of every bulk load before it searches (make_filter()). SHARE is
+ * enough: a transaction that took it itself (LOCK TABLE ... IN SHARE MODE, CREATE INDEX)
+ * and then writes must not wait for a lock key held by a load that waits for its SHARE
+ * to end (a deadlock).
+ */
 static bool
 holds_table(DedupeConfig *c)
 {
-	if (!simhash_relation_locked_by_me(c->root, ShareRowExclusiveLock))
+	if (!simhash_relation_locked_by_me(c->root, ShareLock))
 		return false;
 	for (int i = 0; i < c->ntargets; i++)
 		if (c->targets[i].relid != c->root &&
-			!simhash_relation_locked_by_me(c->targets[i].relid, ShareRowExclusiveLock))
+			!simhash_relation_locked_by_me(c->targets[i].relid, ShareLock))
 			return false;
 	return true;
 }

@@ -425,19 +425,29 @@ candidate_similar(Search *s, Datum d, double *similarity)
 			bytea	   *stored;
 			SimhashShingleSet other;
 
-			/* More distinct shingles than the threshold allows: ruled out unread. */
-			if (raw >= 1 && (raw - 1) % 8 == 0 &&
-				(raw - 1) / 8 > shingle_cap(a.size, s->c->min_similarity))
-				return false;
-			stored = DatumGetByteaPP(sd);
-			defined = stored_set_read(stored, &other);
-			if ((Pointer) stored != DatumGetPointer(sd))
-				pfree(stored);
-			if (defined)
+			/*
+			 * Only a value of a well-formed one's size is read (at most 64 kB: a longer
+			 * value, which the trigger never writes, is not detoasted), and only a
+			 * well-formed one is believed; whatever else the column holds (another
+			 * first byte, hashes not ascending, written while the trigger did not fire)
+			 * leaves the candidate to its text, even when its size is past the cap.
+			 */
+			if (raw >= 1 && (raw - 1) % 8 == 0 && (raw - 1) / 8 <= STORED_SET_MAX_SHINGLES)
 			{
-				defined = simhash_shingle_jaccard(a, other, similarity);
-				pfree((void *) other.data);
-				return defined && *similarity >= s->c->min_similarity;
+				stored = DatumGetByteaPP(sd);
+				defined = stored_set_read(stored, &other);
+				if ((Pointer) stored != DatumGetPointer(sd))
+					pfree(stored);
+				if (defined)
+				{
+					/* More distinct shingles than the threshold allows: ruled out. */
+					if (other.size > shingle_cap(a.size, s->c->min_similarity))
+						defined = false;
+					else
+						defined = simhash_shingle_jaccard(a, other, similarity);
+					pfree((void *) other.data);
+					return defined && *similarity >= s->c->min_similarity;
+				}
 			}
 		}
 	}
