@@ -353,6 +353,14 @@ parse_sets_column(DedupeConfig *c, Relation rel, Trigger *tg)
 	c->sets_attno = column(rel, name, "sets");
 	c->sets_name = pstrdup(name);
 	expect_type(rel, c->sets_attno, BYTEAOID, "sets");
+	if (TupleDescAttr(RelationGetDescr(rel), c->sets_attno - 1)->attnotnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash_dedupe: sets column \"%s\" of table \"%s\" is NOT NULL", name,
+						RelationGetRelationName(rel)),
+				 errdetail("The trigger stores NULL for a NULL text and for a text of more than 8192 distinct shingles."),
+				 errhint("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL.",
+						 quote_identifier(RelationGetRelationName(rel)), quote_identifier(name))));
 	if (TupleDescAttr(RelationGetDescr(rel), c->sets_attno - 1)->attgenerated)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
