@@ -24,7 +24,9 @@
 #   --rounds R  COPYs of each kind, alternating; the median is reported (default 3)
 #   --inserts M single-row INSERTs timed per kind (default 2000)
 #   --layouts L with a distance, the block layouts measured, comma-separated: default
-#               (simhash_create_index's choice), k+1 (k + 1 blocks) (default: default,k+1)
+#               (simhash_create_index's choice), k+1 (k + 1 blocks) (default: default,k+1);
+#               with a threshold, gin (the trigger without stored sets) and gin+sets (with
+#               'sets=sets') (default: gin, and gin,gin+sets with --sets)
 #   --kinds K   the kinds of COPY measured, separated by ';' (default: all of them: 'no
 #               trigger', 'trigger, link', 'trigger, skip', 'bulk, link', 'bulk, skip', 'no
 #               trigger, unique rows', 'trigger, reject, unique rows', 'bulk, reject, unique
@@ -63,7 +65,7 @@ while [[ $# -gt 0 ]]; do
         --no-inserts) inserts=0; shift ;;
         --preload) preload=$2; shift 2 ;;
         --sets) sets=1; shift ;;
-        -h | --help) sed -n '2,39s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h | --help) sed -n '2,42s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done
@@ -198,19 +200,26 @@ else
 fi
 
 layouts=()
+if [[ ${k} == *.* && ${layout_list} == default,k+1 ]]; then
+    layout_list=gin
+    (( sets )) && layout_list=gin,gin+sets
+fi
 IFS=, read -r -a wanted <<<"${layout_list}"
 for l in "${wanted[@]}"; do
     case ${l} in
         default) layouts+=(default) ;;
         k+1) layouts+=('k + 1') ;;
-        *) die "unknown layout: ${l} (default or k+1)" ;;
+        gin) layouts+=(gin) ;;
+        gin+sets) layouts+=('gin, sets') ;;
+        *) die "unknown layout: ${l} (default or k+1; with a threshold, gin or gin+sets)" ;;
     esac
+    if [[ ${k} == *.* ]]; then
+        [[ ${l} == gin* ]] || die "with a threshold the layouts are gin and gin+sets"
+    else
+        [[ ${l} != gin* ]] || die "with a distance the layouts are default and k+1"
+    fi
 done
 [[ ${#layouts[@]} -gt 0 ]] || die "--layouts names no layout"
-if [[ ${k} == *.* ]]; then
-    layouts=(gin)
-    (( sets )) && layouts+=('gin, sets')
-fi
 # Single-row INSERTs (not in the COPY medians), one a transaction, of rows drawn at random
 # from the data (the table holds them or near duplicates of them, so skip drops and link
 # links most), into the table the last round's COPY of kinds 'no trigger', 'trigger, skip'
