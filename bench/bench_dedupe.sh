@@ -63,7 +63,7 @@ while [[ $# -gt 0 ]]; do
         --no-inserts) inserts=0; shift ;;
         --preload) preload=$2; shift 2 ;;
         --sets) sets=1; shift ;;
-        -h | --help) sed -n '2,39s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h | --help) sed -n '2,/^set -euo/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done
