@@ -36,7 +36,8 @@
 #   --preload P the table holds P rows before each timed COPY (more edited copies of the
 #               same paragraphs, so many loaded rows have a near duplicate there; inserted
 #               untimed, before the trigger is made), as for a nightly load into a table
-#               that already holds data (default 0: an empty table)
+#               that already holds data (default 0: an empty table); with --sets they
+#               hold no stored set (NULL), so they are verified against their texts
 # The corpus is scripts/make_corpus.sh's, in $SIMHASH_CORPUS (default /tmp/simhash-corpus;
 # made if missing). Needs the extension installed (scripts/setup.sh).
 set -euo pipefail
