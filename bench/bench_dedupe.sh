@@ -38,7 +38,8 @@
 #   --preload P the table holds P rows before each timed COPY (more edited copies of the
 #               same paragraphs, so many loaded rows have a near duplicate there; inserted
 #               untimed, before the trigger is made), as for a nightly load into a table
-#               that already holds data (default 0: an empty table)
+#               that already holds data (default 0: an empty table); with --sets they
+#               hold no stored set (NULL), so they are verified against their texts
 # The corpus is scripts/make_corpus.sh's, in $SIMHASH_CORPUS (default /tmp/simhash-corpus;
 # made if missing). Needs the extension installed (scripts/setup.sh).
 set -euo pipefail
@@ -65,7 +66,7 @@ while [[ $# -gt 0 ]]; do
         --no-inserts) inserts=0; shift ;;
         --preload) preload=$2; shift 2 ;;
         --sets) sets=1; shift ;;
-        -h | --help) sed -n '2,42s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h | --help) sed -n '2,/^set -euo/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done

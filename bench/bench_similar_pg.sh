@@ -47,7 +47,7 @@ while [[ $# -gt 0 ]]; do
         --queries) queries=$2; shift 2 ;;
         --no-pairs) pairs=0; shift ;;
         --no-clusters) clusters=0; shift ;;
-        -h | --help) sed -n '2,25s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h | --help) sed -n '2,/^set -euo/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done

@@ -3,18 +3,21 @@
  * a table, or links them to the row they duplicate.
  *
  *   CREATE TRIGGER docs_dedupe BEFORE INSERT OR UPDATE OF body ON docs FOR EACH ROW
- *       EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+ *       EXECUTE FUNCTION simhash_dedupe('body', 'fp', 'k=3', 'reject');
  *
- * Arguments: the text column, the key column, the limit, the policy (reject | skip | link)
- * and, for link, the column that receives the primary key of the existing near duplicate.
- * Two kinds of limit (see parse_limit()):
+ * Arguments: the text column, the key column, the limit, the policy (reject | skip | link),
+ * for link the column that receives the primary key of the existing near duplicate, and,
+ * last and only with a threshold, optionally 'sets=column': a bytea column where the
+ * trigger stores each row's shingle set (stored_set_bytes() below), against which
+ * candidates are then verified. Checked at CREATE TRIGGER too (dedupe_check.c). Two kinds
+ * of limit (see parse_limit(): 'k=3' or 'similarity=0.8'; the older '3' and '0.8'):
  *   - a Hamming distance k (0..16): near duplicates are rows whose fingerprints lie within
  *     k bits; the key column is a bigint, filled with simhash(text) when it is NULL or the
  *     text changed, searched through the block indexes of simhash_create_index();
- *   - a similarity threshold (0.7..1, written with a decimal point): near duplicates are
- *     rows whose simhash_jaccard with the new text is at least the threshold; the key column
- *     is a bigint[] that the trigger always fills with simhash_lsh(text), searched through a
- *     GIN index on it (candidates: rows sharing a key), every candidate verified.
+ *   - a similarity threshold (0.7..1): near duplicates are rows whose simhash_jaccard
+ *     with the new text is at least the threshold; the key column is a bigint[] that the
+ *     trigger always fills with simhash_lsh(text), searched through a GIN index on it
+ *     (candidates: rows sharing a key), every candidate verified.
  *
  * Concurrency. Before looking for near duplicates, the trigger takes transaction-scoped
  * advisory locks on the new row's lock keys, in ascending order: with a distance, those of
@@ -32,10 +35,10 @@
  * A transaction that writes many rows would hold many locks; past BULK_LOCKS of them on
  * one table (or half the budget below, if that is less), the trigger tries (without
  * waiting, so it cannot deadlock) to take SHARE ROW EXCLUSIVE on the table, which keeps
- * every other writer out; once it holds that lock, or the user took it with LOCK TABLE
- * before a bulk load, no advisory lock is needed. If another writer keeps the table busy
- * until this transaction has taken a quarter of the shared lock table (lock_budget()),
- * the trigger waits for the table lock. All this only for a role that LOCK TABLE would let
+ * every other writer out; once it holds that lock, or the user took it (or SHARE, which
+ * keeps writers out too) with LOCK TABLE before a bulk load, no advisory lock is needed.
+ * If another writer keeps the table busy until this transaction has taken a quarter of
+ * the shared lock table (lock_budget()), the trigger waits for the table lock. All this only for a role that LOCK TABLE would let
  * take that lock (UPDATE, DELETE or TRUNCATE on the table); any other keeps to advisory
  * locks and, past the budget, is refused (dedupe_locks.c).
  *

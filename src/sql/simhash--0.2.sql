@@ -749,7 +749,7 @@ CREATE FUNCTION simhash_dedupe() RETURNS trigger
     AS 'MODULE_PATHNAME', 'simhash_dedupe'
     LANGUAGE C;
 COMMENT ON FUNCTION simhash_dedupe() IS
-'BEFORE INSERT OR UPDATE row trigger keeping near duplicates out: arguments text column, key column (a bigint fingerprint with a maximum distance k=0..16; a bigint[] of simhash_lsh keys with a similarity threshold similarity=0.7..1), the limit (''k=3'' or ''similarity=0.8''; the older ''3'' and ''0.8'' still mean the same), policy reject | skip | link [, link column]';
+'BEFORE INSERT OR UPDATE row trigger keeping near duplicates out: arguments text column, key column (a bigint fingerprint with a maximum distance k=0..16; a bigint[] of simhash_lsh keys with a similarity threshold similarity=0.7..1), the limit (''k=3'' or ''similarity=0.8''; the older ''3'' and ''0.8'' still mean the same), policy reject | skip | link [, link column] [, ''sets=column'': with a threshold, a bytea column where the trigger stores each row''s shingle set and verifies candidates against it]';
 
 -- Checks the arguments of every simhash_dedupe trigger when it is created (CREATE TRIGGER),
 -- rather than at the first row written (src/pg/dedupe_check.c). Fired for every CREATE
