@@ -216,6 +216,21 @@ SELECT count(*) AS rows, count(dup_of) AS linked,
 FROM big;
 DROP TABLE big;
 
+-- A query with a data-modifying WITH is allowed and runs once, before any key is taken:
+-- moving rows out of a staging table (docs/dedupe.md, "The query"): only row 1 is kept (3 is
+-- 1 in capitals, 11 and 13 copies of 1 and 3), and staging ends empty
+CREATE TABLE staging (n integer, body text);
+INSERT INTO staging SELECT n, body FROM src WHERE n IN (1, 3);
+INSERT INTO staging SELECT 10 + n, body FROM src WHERE n IN (1, 3);
+CREATE TABLE moved (id integer PRIMARY KEY, body text, fp bigint);
+CREATE TRIGGER dedupe BEFORE INSERT ON moved FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'fp', 'k=3', 'skip');
+SELECT count(*) AS blocks FROM simhash_create_index('moved', 'fp', 3);
+SELECT simhash_dedupe_insert('moved', 'WITH m AS (DELETE FROM staging RETURNING n, body) SELECT n AS id, body FROM m ORDER BY n') AS inserted;
+SELECT id FROM moved ORDER BY id;
+SELECT count(*) AS left_in_staging FROM staging;
+DROP TABLE staging, moved;
+
 DROP VIEW docs_v;
 DROP TABLE docs, parts, src, rnd;
 DROP ROLE regress_simhash_bulk_writer;
