@@ -112,6 +112,17 @@ stored_set_bytes(SimhashShingleSet set)
 }
 
 /*
+ * True when a value of len bytes has the size of a format-1 set: the format byte, then
+ * whole 8-byte hashes, at most STORED_SET_MAX_SHINGLES of them. (What stored_set_read()
+ * checks first; also checked before a value is detoasted.)
+ */
+bool
+stored_set_length_ok(Size len)
+{
+	return len >= 1 && (len - 1) % 8 == 0 && (len - 1) / 8 <= STORED_SET_MAX_SHINGLES;
+}
+
+/*
  * Reads a stored set (format 1, ascending and distinct, at most STORED_SET_MAX_SHINGLES)
  * into *set, palloc'd; false when b is not such a value.
  */
@@ -123,8 +134,7 @@ stored_set_read(bytea *b, SimhashShingleSet *set)
 	uint64	   *data;
 	size_t		n;
 
-	if (len < 1 || p[0] != STORED_SET_FORMAT || (len - 1) % 8 != 0 ||
-		(len - 1) / 8 > STORED_SET_MAX_SHINGLES)
+	if (!stored_set_length_ok(len) || p[0] != STORED_SET_FORMAT)
 		return false;
 	n = (len - 1) / 8;
 	data = palloc(sizeof(uint64) * Max(n, 1));

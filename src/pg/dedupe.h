@@ -184,6 +184,7 @@ extern void bulk_filter_written(DedupeConfig *c, uint64 fp);
 /* dedupe.c: a shingle set as the sets column stores it, and back */
 #define STORED_SET_MAX_SHINGLES 8192	/* a larger set is stored as NULL */
 extern bytea *stored_set_bytes(SimhashShingleSet set);
+extern bool stored_set_length_ok(Size len);
 extern bool stored_set_read(bytea *b, SimhashShingleSet *set);
 
 /* dedupe_search.c: the near duplicates of a row in one target */

@@ -233,8 +233,8 @@ free_filter(void *arg)
 /*
  * The filter of a load whose rows have fingerprints fps[0..n) (sorted and made distinct
  * here), under its locks: searches the table for each, as the trigger would with a policy
- * that needs one near duplicate. NULL when the filter cannot serve (a threshold, or a
- * table the trigger reads whole).
+ * that needs one near duplicate. Only for a load the filter can serve, which the caller
+ * decides (a distance, block indexes on every target, !filter_unsafe()).
  */
 static BulkFilter *
 make_filter(DedupeConfig *c, uint64 *fps, size_t n)
@@ -245,8 +245,7 @@ make_filter(DedupeConfig *c, uint64 *fps, size_t n)
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 	MemoryContextCallback *cb;
 
-	if (c->min_similarity > 0 || !c->indexed)
-		return NULL;
+	Assert(c->min_similarity == 0 && c->indexed);
 	f = palloc0(sizeof(BulkFilter));
 	f->root = c->root;
 	f->lxid = SIMHASH_MY_LXID;

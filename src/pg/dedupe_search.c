@@ -432,7 +432,7 @@ candidate_similar(Search *s, Datum d, double *similarity)
 			 * first byte, hashes not ascending, written while the trigger did not fire)
 			 * leaves the candidate to its text, even when its size is past the cap.
 			 */
-			if (raw >= 1 && (raw - 1) % 8 == 0 && (raw - 1) / 8 <= STORED_SET_MAX_SHINGLES)
+			if (stored_set_length_ok(raw))
 			{
 				stored = DatumGetByteaPP(sd);
 				defined = stored_set_read(stored, &other);
