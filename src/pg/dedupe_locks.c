@@ -281,6 +281,34 @@ row_lock_keys(DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh, uint32 *ke
 static Oid	bulk_root = InvalidOid;
 static LocalTransactionId bulk_lxid;
 
+/* Counts this transaction's advisory locks from 0 when a new transaction has begun. */
+static void
+start_xact_count(void)
+{
+	if (xact_lxid != SIMHASH_MY_LXID)
+	{
+		xact_lxid = SIMHASH_MY_LXID;
+		xact_locks = 0;
+	}
+}
+
+/* Takes the advisory locks keys[0..n) on the table c->root, and counts them. */
+static void
+acquire_keys(DedupeConfig *c, LockCount *count, const uint32 *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		LOCKTAG		tag;
+
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, c->root, keys[i], DEDUPE_LOCK_CLASS);
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	}
+	count->locks += n;
+	xact_locks += n;
+}
+
 /* Marks the rows written from now on as rows of a bulk load into root (InvalidOid: none);
  * returns the previous mark, to be restored. */
 Oid
@@ -319,11 +347,7 @@ serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n)
 		return;
 	}
 	count = lock_count(c->root);
-	if (xact_lxid != SIMHASH_MY_LXID)
-	{
-		xact_lxid = SIMHASH_MY_LXID;
-		xact_locks = 0;
-	}
+	start_xact_count();
 	if (count->locks >= count->next_try || xact_locks >= lock_budget())
 	{
 		/*
@@ -348,15 +372,7 @@ serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n)
 			refuse_past_budget(c);
 		count->next_try = count->locks + retry_step();
 	}
-	for (size_t i = 0; i < n; i++)
-	{
-		LOCKTAG		tag;
-
-		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, c->root, keys[i], DEDUPE_LOCK_CLASS);
-		(void) LockAcquire(&tag, ExclusiveLock, false, false);
-	}
-	count->locks += n;
-	xact_locks += n;
+	acquire_keys(c, count, keys, n);
 }
 
 /* The most lock keys one row takes: those of a fingerprint at k, or one per LSH band. */
@@ -386,11 +402,7 @@ bulk_takes_table(DedupeConfig *c, uint64 max_keys)
 {
 	if (holds_table(c))
 		return true;
-	if (xact_lxid != SIMHASH_MY_LXID)
-	{
-		xact_lxid = SIMHASH_MY_LXID;
-		xact_locks = 0;
-	}
+	start_xact_count();
 	if ((max_keys >= first_try() || xact_locks + max_keys > lock_budget()) && may_lock_table(c))
 	{
 		(void) lock_tables(c, true);
@@ -416,11 +428,7 @@ serialize_bulk(DedupeConfig *c, const uint32 *keys, size_t n)
 	if (holds_table(c))
 		return;
 	count = lock_count(c->root);
-	if (xact_lxid != SIMHASH_MY_LXID)
-	{
-		xact_lxid = SIMHASH_MY_LXID;
-		xact_locks = 0;
-	}
+	start_xact_count();
 	if (n >= first_try() || xact_locks + n > lock_budget())
 	{
 		if (may_lock_table(c))
@@ -431,15 +439,5 @@ serialize_bulk(DedupeConfig *c, const uint32 *keys, size_t n)
 		if (xact_locks + n > lock_budget())
 			refuse_past_budget(c);
 	}
-	for (size_t i = 0; i < n; i++)
-	{
-		LOCKTAG		tag;
-
-		if ((i & 1023) == 0)
-			CHECK_FOR_INTERRUPTS();
-		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, c->root, keys[i], DEDUPE_LOCK_CLASS);
-		(void) LockAcquire(&tag, ExclusiveLock, false, false);
-	}
-	count->locks += n;
-	xact_locks += n;
+	acquire_keys(c, count, keys, n);
 }
