@@ -30,7 +30,8 @@
 #   --kinds K   the kinds of COPY measured, separated by ';' (default: all of them: 'no
 #               trigger', 'trigger, link', 'trigger, skip', 'bulk, link', 'bulk, skip', 'no
 #               trigger, unique rows', 'trigger, reject, unique rows', 'bulk, reject, unique
-#               rows'; the unique-rows kinds need 'trigger, skip' before them)
+#               rows'; the unique-rows kinds need 'trigger, skip' or 'bulk, skip' before
+#               them)
 #   --no-inserts  no single-row INSERT latencies
 #   --sets      with a threshold: also measure every kind with the argument 'sets=sets'
 #               of the trigger (each row's shingle set stored in the bytea column sets,
@@ -183,7 +184,7 @@ SET client_min_messages = warning;
 INSERT INTO timings SELECT :'layout_name', :'kind', :round, extract(epoch FROM clock_timestamp() - :'t0'::timestamptz),
                            (SELECT count(*) FROM docs WHERE id <= :rows);
 -- The rows skip keeps, none a near duplicate of another: what reject loads without failing.
-SELECT CASE WHEN :'kind' = 'trigger, skip'
+SELECT CASE WHEN :'kind' IN ('trigger, skip', 'bulk, skip')
             THEN format('COPY (SELECT id, body FROM docs WHERE id <= %s ORDER BY hashint8(id)) TO %L', :rows, :'data' || '.unique') END \gexec
 SQL
 }

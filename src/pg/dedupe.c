@@ -354,6 +354,7 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 	HeapTuple	old = NULL;
 	RowWork		w = {0};
 	Found		found = {0};
+	int64		plan_row = -1;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -396,8 +397,14 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 		w.search = true;
 		w.unchanged = false;
 	}
-	/* In a bulk load, a row its filter clears has no near duplicate (dedupe_bulk.c). */
-	if (w.search && !(old == NULL && c->min_similarity == 0 && bulk_filter_clear(c, w.fp)))
+	/*
+	 * In a bulk load, a row its filter clears has no near duplicate, and with a threshold
+	 * its plan may know the answer (dedupe_bulk.c).
+	 */
+	if (old == NULL && c->min_similarity > 0)
+		plan_row = bulk_plan_row(c, &w);
+	if (w.search && !(old == NULL && c->min_similarity == 0 && bulk_filter_clear(c, w.fp)) &&
+		!bulk_plan_answer(c, plan_row, &found))
 		find_near_duplicate(c, rel, old, &w, &found);
 	if (found.any && c->policy == POLICY_REJECT)
 		reject(c, rel, td->tg_trigger, &found);
@@ -414,5 +421,7 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 										  w.values, w.nulls);
 	if (c->min_similarity == 0 && (w.search || w.unchanged))
 		bulk_filter_written(c, w.fp);
+	if (w.search)
+		bulk_plan_written(c, plan_row, rel, tuple, &found);
 	return PointerGetDatum(tuple);
 }

@@ -181,11 +181,27 @@ extern Oid	set_bulk_root(Oid root);
 extern bool bulk_filter_clear(DedupeConfig *c, uint64 fp);
 extern void bulk_filter_written(DedupeConfig *c, uint64 fp);
 
+/*
+ * dedupe_bulk.c, with a threshold: the load's plan (BulkPlan) answers the trigger for the
+ * rows of a bulk load from the pairs the all-pairs engine found among them.
+ * bulk_plan_row() is called for every row the trigger sees inserted (after row_keys):
+ * the row's number in the load, or -1 (no plan: search as usual). bulk_plan_answer():
+ * true when found now holds the search's answer. bulk_plan_written(): the row is written
+ * as tuple (rel's row type).
+ */
+extern int64 bulk_plan_row(DedupeConfig *c, const RowWork *w);
+extern bool bulk_plan_answer(DedupeConfig *c, int64 row, Found *found);
+extern void bulk_plan_written(DedupeConfig *c, int64 row, Relation rel, HeapTuple tuple,
+							  const Found *found);
+
 /* dedupe.c: a shingle set as the sets column stores it, and back */
 #define STORED_SET_MAX_SHINGLES 8192	/* a larger set is stored as NULL */
 extern bytea *stored_set_bytes(SimhashShingleSet set);
 extern bool stored_set_length_ok(Size len);
 extern bool stored_set_read(bytea *b, SimhashShingleSet *set);
+
+/* dedupe_search.c: whether the caller may read a near duplicate's key (link, messages) */
+extern bool may_read_near_duplicate(DedupeConfig *c);
 
 /* dedupe_search.c: the near duplicates of a row in one target */
 extern void search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, const int64 *lsh,

@@ -71,6 +71,10 @@
 #include "utils/plancache.h"
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
+#include "utils/datum.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "access/tableam.h"
 #include "access/table.h"
@@ -81,6 +85,7 @@
 #include "utils/snapmgr.h"
 
 #include "capi/near_filter_capi.h"
+#include "pg/similarity.h"
 #include "pg/compat.h"
 #include "pg/dedupe.h"
 #include "pg/search.h"
@@ -300,6 +305,519 @@ make_filter(DedupeConfig *c, uint64 *fps, size_t n)
 	}
 	UnregisterSnapshot(snapshot);
 	return f;
+}
+
+/*
+ * The load's plan, with a similarity threshold (see the top of the file). Rows are
+ * grouped by their text (a 128-bit XXH3 digest of its bytes: the engine groups identical
+ * sets the same way in external mode); the engine gets one text a group and finds every
+ * pair of groups at or above the threshold that shares an LSH key, the pairs the trigger's
+ * search would verify. While the rows are written, the trigger asks the plan instead of
+ * searching: a row's near duplicates among the rows written so far are the rows of its
+ * own group and of the groups paired with it that are written, which the plan tracks, a
+ * few bytes a group. So skip drops a row without a search, reject and link let through a
+ * row without one when none is written, and link names the most similar original (rows of
+ * a group are identical: once one is written, the others link to it or to what it links
+ * to). What the plan cannot answer exactly is searched as usual: a row whose group had a
+ * near duplicate in the table before the load (searched for once a group, before any row
+ * is written), reject's near duplicate (its message names the row the search finds), a
+ * tie for link's best (the search takes the first in the table's order), link where the
+ * caller may not read the row linked to, and every row once the plan is off (a row that
+ * is not the one expected next, past its memory).
+ */
+#define GROUP_NONE 0			/* no row of the group written */
+#define GROUP_ORIGINAL 1		/* written; its first row is an original (key) */
+#define GROUP_ONE_LINKED 2		/* one row written, linked elsewhere (key) */
+#define GROUP_MANY_LINKED 3		/* several written, each linked: tied as candidates */
+
+typedef struct BulkPlan
+{
+	Oid			root;
+	LocalTransactionId lxid;
+	double		t;				/* the load's trigger: its threshold, policy, columns */
+	DedupePolicy policy;
+	AttrNumber	text_attno;
+	AttrNumber	fp_attno;
+	uint64		nrows;
+	uint64		next;			/* the row the trigger sees next */
+	int32	   *group;			/* a row's group, -1 for a NULL text */
+	uint32		ngroups;
+	XXH128_hash_t *digest;		/* a group's text */
+	bool	   *table_near;		/* the table had a near duplicate of it before the load */
+	uint8	   *state;			/* GROUP_* */
+	Datum	   *key;			/* the primary key the state names (link) */
+	uint64	   *adj_start;		/* a group's pairs: adj_other/adj_sim[adj_start[g]..[g + 1]) */
+	int32	   *adj_other;
+	double	   *adj_sim;
+	uint64		npairs;
+	bool		may_read;		/* link: the caller may read the rows linked to */
+	Oid			key_relid;		/* the last relation a key was read from, and where */
+	AttrNumber	key_attno;
+	Size		bytes;			/* held, of budget (maintenance_work_mem) */
+	Size		budget;
+	bool		off;
+	const char *why_off;
+	MemoryContext cxt;
+	uint64		answered;		/* rows the plan answered, rows searched */
+	uint64		searched;
+	uint64		near_in_table;
+} BulkPlan;
+
+static BulkPlan *bulk_plan;
+
+static BulkPlan *
+active_plan(DedupeConfig *c)
+{
+	BulkPlan   *p = bulk_plan;
+
+	return p != NULL && !p->off && p->root == c->root && p->lxid == SIMHASH_MY_LXID &&
+		c->min_similarity > 0 && p->t == c->min_similarity && p->policy == c->policy &&
+		p->text_attno == c->root_text_attno && p->fp_attno == c->root_fp_attno ? p : NULL;
+}
+
+static void
+plan_off(BulkPlan *p, const char *why)
+{
+	if (!p->off)
+		p->why_off = why;
+	p->off = true;
+}
+
+static XXH128_hash_t
+text_digest(text *t)
+{
+	return XXH3_128bits(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+}
+
+int64
+bulk_plan_row(DedupeConfig *c, const RowWork *w)
+{
+	BulkPlan   *p = active_plan(c);
+	uint64		j;
+	int32		g;
+
+	if (p == NULL)
+		return -1;
+	j = p->next++;
+	if (j >= p->nrows)
+	{
+		plan_off(p, "more rows than the load's");
+		return -1;
+	}
+	g = p->group[j];
+	if ((g < 0) != (w->new_text.body == NULL) ||
+		(g >= 0 && !XXH128_isEqual(p->digest[g], text_digest(w->new_text.body))))
+	{
+		plan_off(p, "a row other than the one expected");
+		return -1;
+	}
+	return (int64) j;
+}
+
+/* A candidate group h of similarity sim against the best so far (link). */
+static void
+consider_group(BulkPlan *p, int32 h, double sim, int32 *best, double *best_sim, bool *tied)
+{
+	uint8		st = p->state[h];
+	bool		orig = st == GROUP_ORIGINAL;
+	bool		best_orig;
+
+	if (st == GROUP_NONE)
+		return;
+	best_orig = *best >= 0 && p->state[*best] == GROUP_ORIGINAL;
+	if (*best < 0 || (orig && !best_orig) || (orig == best_orig && sim > *best_sim))
+	{
+		*best = h;
+		*best_sim = sim;
+		*tied = st == GROUP_MANY_LINKED;
+	}
+	else if (orig == best_orig && sim == *best_sim)
+		*tied = true;
+}
+
+bool
+bulk_plan_answer(DedupeConfig *c, int64 row, Found *found)
+{
+	BulkPlan   *p = active_plan(c);
+	int32		g;
+	int32		best = -1;
+	double		best_sim = 0;
+	bool		tied = false;
+
+	if (p == NULL || row < 0)
+		return false;
+	g = p->group[row];
+	if (g < 0 || p->table_near[g])
+	{
+		p->searched++;
+		return false;
+	}
+	consider_group(p, g, 1.0, &best, &best_sim, &tied);
+	for (uint64 e = p->adj_start[g]; e < p->adj_start[g + 1]; e++)
+	{
+		if (best >= 0 && c->policy != POLICY_LINK)
+			break;
+		consider_group(p, p->adj_other[e], p->adj_sim[e], &best, &best_sim, &tied);
+	}
+	if (best < 0)
+	{
+		found->any = false;
+		p->answered++;
+		return true;
+	}
+	if (c->policy == POLICY_SKIP)
+	{
+		found->any = true;
+		found->similarity = best_sim;
+		p->answered++;
+		return true;
+	}
+	if (c->policy == POLICY_REJECT || tied || !p->may_read)
+	{
+		p->searched++;
+		return false;
+	}
+	found->any = true;
+	found->similarity = best_sim;
+	found->is_original = p->state[best] == GROUP_ORIGINAL;
+	found->key = p->key[best];
+	/* readable (may_read): only its being set matters to the trigger */
+	found->key_text = "(a row of this load)";
+	p->answered++;
+	return true;
+}
+
+void
+bulk_plan_written(DedupeConfig *c, int64 row, Relation rel, HeapTuple tuple, const Found *found)
+{
+	BulkPlan   *p = active_plan(c);
+	int32		g;
+	uint8	   *st;
+
+	if (p == NULL || row < 0 || (g = p->group[row]) < 0)
+		return;
+	st = &p->state[g];
+	if (c->policy != POLICY_LINK)
+	{
+		*st = GROUP_ORIGINAL;
+		return;
+	}
+	if (*st == GROUP_ORIGINAL || *st == GROUP_MANY_LINKED)
+	{
+		if (!found->any)
+			plan_off(p, "an original of a group already written");
+		return;
+	}
+	if (*st == GROUP_ONE_LINKED)
+	{
+		if (found->any)
+			*st = GROUP_MANY_LINKED;
+		else
+			plan_off(p, "an original of a group already written");
+		return;
+	}
+	{
+		TupleDesc	desc = RelationGetDescr(rel);
+		Form_pg_attribute att;
+		bool		isnull;
+		Datum		k;
+		MemoryContext old;
+
+		if (p->key_relid != RelationGetRelid(rel))
+		{
+			p->key_attno = 0;
+			for (int t = 0; t < c->ntargets; t++)
+				if (c->targets[t].relid == RelationGetRelid(rel))
+					p->key_attno = c->targets[t].key_attnos[0];
+			p->key_relid = RelationGetRelid(rel);
+		}
+		if (p->key_attno <= 0)
+		{
+			plan_off(p, "a row of a table without the key");
+			return;
+		}
+		att = TupleDescAttr(desc, p->key_attno - 1);
+		k = heap_getattr(tuple, p->key_attno, desc, &isnull);
+		if (isnull)
+		{
+			plan_off(p, "a row without a key");
+			return;
+		}
+		if (!att->attbyval)
+		{
+			p->bytes += datumGetSize(k, att->attbyval, att->attlen);
+			if (p->bytes > p->budget)
+			{
+				plan_off(p, "keys past maintenance_work_mem");
+				return;
+			}
+		}
+		old = MemoryContextSwitchTo(p->cxt);
+		p->key[g] = datumCopy(k, att->attbyval, att->attlen);
+		MemoryContextSwitchTo(old);
+		*st = found->any ? GROUP_ONE_LINKED : GROUP_ORIGINAL;
+	}
+}
+
+/* The digest of a group's text, and its number. */
+typedef struct DigestEntry
+{
+	XXH128_hash_t digest;
+	int32		group;
+} DigestEntry;
+
+/* Adds bytes to the plan's memory; false (the plan is off) past its budget. */
+static bool
+plan_grow(BulkPlan *p, Size bytes)
+{
+	p->bytes += bytes;
+	if (p->bytes <= p->budget)
+		return true;
+	plan_off(p, "past maintenance_work_mem");
+	return false;
+}
+
+#define PLAN_PAIRS_BATCH 4096
+
+/*
+ * The plan of a load (threshold c->min_similarity) whose rows are in the tuplestore, the
+ * text in the query's column q_text, under its locks; NULL when it does not fit in
+ * maintenance_work_mem (every row is then searched). Only for a load the plan can serve,
+ * which the caller decides (a threshold, !filter_unsafe()).
+ */
+static BulkPlan *
+make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_text,
+		  uint64 nrows)
+{
+	BulkPlan   *p = palloc0(sizeof(BulkPlan));
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(qdesc, &TTSOpsMinimalTuple);
+	HASHCTL		ctl;
+	HTAB	   *digests;
+	SimilarRun *run;
+	simhash_similar_pair *buf;
+	int32	   *pa = NULL;
+	double	   *ps = NULL;
+	uint64		np = 0;
+	uint64		cap = 0;
+	bool		finished = false;
+	Snapshot	snapshot;
+	DedupeConfig *probe;
+	MemoryContext row_cxt;
+
+	p->root = c->root;
+	p->lxid = SIMHASH_MY_LXID;
+	p->t = c->min_similarity;
+	p->policy = c->policy;
+	p->text_attno = c->root_text_attno;
+	p->fp_attno = c->root_fp_attno;
+	p->nrows = nrows;
+	p->cxt = CurrentMemoryContext;
+	p->budget = (Size) maintenance_work_mem * 1024;
+	p->may_read = c->policy == POLICY_LINK && may_read_near_duplicate(c);
+	if (!plan_grow(p, nrows * sizeof(int32)))
+		return NULL;
+	p->group = MemoryContextAllocHuge(p->cxt, Max(nrows, 1) * sizeof(int32));
+
+	/* 1. Group the rows by text; one text a group to the engine. */
+	ctl.keysize = sizeof(XXH128_hash_t);
+	ctl.entrysize = sizeof(DigestEntry);
+	ctl.hcxt = CurrentMemoryContext;
+	digests = hash_create("simhash_dedupe_insert texts", 1024, &ctl,
+						  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	run = similar_run_begin("simhash_dedupe_insert", c->min_similarity);
+	for (uint64 j = 0; tuplestore_gettupleslot(rows, true, false, slot); j++)
+	{
+		bool		isnull;
+		Datum		d = slot_getattr(slot, q_text, &isnull);
+		text	   *body;
+		XXH128_hash_t h;
+		DigestEntry *e;
+		bool		seen;
+
+		if (isnull)
+		{
+			p->group[j] = -1;
+			continue;
+		}
+		body = DatumGetTextPP(d);
+		h = text_digest(body);
+		e = hash_search(digests, &h, HASH_ENTER, &seen);
+		if (!seen)
+		{
+			if (p->ngroups == PG_INT32_MAX ||
+				!plan_grow(p, 64 + sizeof(XXH128_hash_t) + 2 * sizeof(bool) + sizeof(Datum) + sizeof(uint64)))
+				break;
+			e->group = (int32) p->ngroups++;
+			similar_run_add(run, e->group, body);
+		}
+		p->group[j] = e->group;
+		if ((Pointer) body != DatumGetPointer(d))
+			pfree(body);
+	}
+	if (p->off)
+	{
+		similar_run_end(run);
+		hash_destroy(digests);
+		ExecDropSingleTupleTableSlot(slot);
+		tuplestore_rescan(rows);
+		ereport(DEBUG1,
+				(errmsg("simhash_dedupe_insert: no plan: its groups of %llu rows would pass maintenance_work_mem (%d kB); every row searched",
+						(unsigned long long) nrows, maintenance_work_mem)));
+		return NULL;
+	}
+	similar_run_added(run);
+	p->digest = MemoryContextAllocHuge(p->cxt, Max(p->ngroups, 1) * sizeof(XXH128_hash_t));
+	{
+		HASH_SEQ_STATUS seq;
+		DigestEntry *e;
+
+		hash_seq_init(&seq, digests);
+		while ((e = hash_seq_search(&seq)) != NULL)
+			p->digest[e->group] = e->digest;
+	}
+	hash_destroy(digests);
+	p->bytes -= (Size) p->ngroups * 64;
+	p->table_near = MemoryContextAllocExtended(p->cxt, Max(p->ngroups, 1) * sizeof(bool),
+											   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	p->state = MemoryContextAllocExtended(p->cxt, Max(p->ngroups, 1) * sizeof(uint8),
+										  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	p->key = MemoryContextAllocExtended(p->cxt, Max(p->ngroups, 1) * sizeof(Datum),
+										MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+
+	/* 2. The pairs of groups, then each group's, both ways. */
+	buf = palloc(sizeof(simhash_similar_pair) * PLAN_PAIRS_BATCH);
+	while (!finished && !p->off)
+	{
+		size_t		count;
+
+		finished = similar_run_next(run, buf, PLAN_PAIRS_BATCH, &count);
+		if (np + count > cap)
+		{
+			uint64		want = Max(cap * 2, np + count);
+
+			if (!plan_grow(p, (want - cap) * (2 * sizeof(int32) + sizeof(double))))
+				break;
+			pa = pa == NULL ? MemoryContextAllocHuge(p->cxt, want * 2 * sizeof(int32))
+				: repalloc_huge(pa, want * 2 * sizeof(int32));
+			ps = ps == NULL ? MemoryContextAllocHuge(p->cxt, want * sizeof(double))
+				: repalloc_huge(ps, want * sizeof(double));
+			cap = want;
+		}
+		for (size_t i = 0; i < count; i++)
+		{
+			pa[2 * np] = (int32) buf[i].id1;
+			pa[2 * np + 1] = (int32) buf[i].id2;
+			ps[np++] = buf[i].similarity;
+		}
+	}
+	similar_run_end(run);
+	pfree(buf);
+	if (!p->off && plan_grow(p, (p->ngroups + 1) * sizeof(uint64) + np * 2 * (sizeof(int32) + sizeof(double))))
+	{
+		p->adj_start = MemoryContextAllocExtended(p->cxt, (p->ngroups + 1) * sizeof(uint64),
+												  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		p->adj_other = MemoryContextAllocHuge(p->cxt, Max(np, 1) * 2 * sizeof(int32));
+		p->adj_sim = MemoryContextAllocHuge(p->cxt, Max(np, 1) * 2 * sizeof(double));
+		for (uint64 i = 0; i < 2 * np; i++)
+			p->adj_start[pa[i] + 1]++;
+		for (uint32 g = 0; g < p->ngroups; g++)
+			p->adj_start[g + 1] += p->adj_start[g];
+		{
+			uint64	   *fill = MemoryContextAllocHuge(p->cxt, Max(p->ngroups, 1) * sizeof(uint64));
+
+			memcpy(fill, p->adj_start, p->ngroups * sizeof(uint64));
+			for (uint64 i = 0; i < np; i++)
+			{
+				int32		a = pa[2 * i];
+				int32		b = pa[2 * i + 1];
+
+				p->adj_other[fill[a]] = b;
+				p->adj_sim[fill[a]++] = ps[i];
+				p->adj_other[fill[b]] = a;
+				p->adj_sim[fill[b]++] = ps[i];
+			}
+			pfree(fill);
+		}
+		p->npairs = np;
+	}
+	if (pa != NULL)
+	{
+		pfree(pa);
+		pfree(ps);
+	}
+	if (p->off)
+	{
+		ExecDropSingleTupleTableSlot(slot);
+		tuplestore_rescan(rows);
+		ereport(DEBUG1,
+				(errmsg("simhash_dedupe_insert: no plan: the pairs of %llu rows would pass maintenance_work_mem (%d kB); every row searched",
+						(unsigned long long) nrows, maintenance_work_mem)));
+		return NULL;
+	}
+
+	/*
+	 * 3. The table, searched for each group before any row is written, as the trigger
+	 * would with a policy that needs one near duplicate (see make_filter()).
+	 */
+	LockRelationOid(c->root, RowExclusiveLock);
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	/* palloc'd: its cache of candidates' sets lives in its memory context */
+	probe = palloc(sizeof(DedupeConfig));
+	*probe = *c;
+	probe->policy = POLICY_SKIP;
+	probe->set_cache = NULL;
+	probe->set_cache_bytes = 0;
+	row_cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_dedupe_insert plan row",
+									ALLOCSET_DEFAULT_SIZES);
+	for (int t = 0; t < c->ntargets; t++)
+	{
+		Relation	rel = table_open(c->targets[t].relid, AccessShareLock);
+		bool		empty = RelationGetNumberOfBlocks(rel) == 0;
+		uint32		next_group = 0;
+
+		table_close(rel, NoLock);
+		if (empty)
+			continue;
+		tuplestore_rescan(rows);
+		for (uint64 j = 0; tuplestore_gettupleslot(rows, true, false, slot); j++)
+		{
+			int32		g = p->group[j];
+			bool		isnull;
+			MemoryContext old;
+			NewText		nt;
+			int64		lsh[SIMHASH_LSH_BANDS];
+			int			nlsh;
+			Found		found = {0};
+
+			if (g < 0 || (uint32) g != next_group)
+				continue;		/* the group's first row only */
+			next_group++;
+			if (p->table_near[g])
+				continue;
+			if ((g & 255) == 0)
+				CHECK_FOR_INTERRUPTS();
+			old = MemoryContextSwitchTo(row_cxt);
+			nt.body = DatumGetTextPP(slot_getattr(slot, q_text, &isnull));
+			nt.set = simhash_text_shingles(nt.body);
+			nlsh = simhash_shingle_lsh_keys(nt.set, lsh);
+			if (nlsh > 0)
+				search_target(probe, &c->targets[t], 0, lsh, nlsh, simhash_int8_array(lsh, nlsh),
+							  snapshot, NULL, InvalidOid, NULL, &nt, &found);
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(row_cxt);
+			if (found.any)
+			{
+				p->table_near[g] = true;
+				p->near_in_table++;
+			}
+		}
+	}
+	MemoryContextDelete(row_cxt);
+	UnregisterSnapshot(snapshot);
+	ExecDropSingleTupleTableSlot(slot);
+	tuplestore_rescan(rows);
+	return p;
 }
 
 /*
@@ -673,6 +1191,7 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	uint64	   *fps = NULL;
 	size_t		nfps = 0;
 	BulkFilter *filter = NULL;
+	BulkPlan   *load_plan = NULL;
 	char	   *dedupe_name;
 	Datum	   *tvalues = palloc(desc->natts * sizeof(Datum));
 	bool	   *tnulls = palloc(desc->natts * sizeof(bool));
@@ -811,6 +1330,8 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	}
 	if (fps != NULL)
 		filter = make_filter(c, fps, nfps);
+	if (c->min_similarity > 0 && !filter_unsafe(c, dedupe_name, dedupe_fn))
+		load_plan = make_plan(c, rows, qdesc, q_text, nrows);
 
 	/*
 	 * 3. The rows, each checked by the trigger with its keys held: through COPY FROM, as
@@ -820,6 +1341,7 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	{
 		Oid			previous = set_bulk_root(c->root);
 		BulkFilter *previous_filter = bulk_filter;
+		BulkPlan   *previous_plan = bulk_plan;
 		bool		rls = check_enable_rls(RelationGetRelid(rel), InvalidOid, false) == RLS_ENABLED;
 
 		/*
@@ -828,7 +1350,10 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 		 */
 		if (previous_filter != NULL)
 			previous_filter->full = true;
+		if (previous_plan != NULL)
+			plan_off(previous_plan, "a load inside it");
 		bulk_filter = filter;
+		bulk_plan = load_plan;
 		PG_TRY();
 		{
 			inserted = rls ? insert_by_spi(rel, qdesc, rows, ncols, argtypes)
@@ -838,6 +1363,7 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 		{
 			set_bulk_root(previous);
 			bulk_filter = previous_filter;
+			bulk_plan = previous_plan;
 		}
 		PG_END_TRY();
 	}
@@ -855,6 +1381,15 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 						simhash_near_filter_bytes(filter->written) / 1024,
 						filter->full ? ", full: the rest of the rows searched" : "")));
 	}
+	if (load_plan != NULL)
+		ereport(DEBUG1,
+				(errmsg("simhash_dedupe_insert: %llu rows read, %u distinct texts, %llu pairs of them at or above %g; %llu with a near duplicate in \"%s\" before writing; %llu rows answered by the load's plan, %llu searched%s%s",
+						(unsigned long long) nrows, load_plan->ngroups,
+						(unsigned long long) load_plan->npairs, load_plan->t,
+						(unsigned long long) load_plan->near_in_table, RelationGetRelationName(rel),
+						(unsigned long long) load_plan->answered,
+						(unsigned long long) load_plan->searched,
+						load_plan->off ? "; off after " : "", load_plan->off ? load_plan->why_off : "")));
 	tuplestore_end(rows);
 	SPI_finish();
 	relation_close(rel, NoLock);

@@ -44,7 +44,7 @@
  * own do not count. Without a primary key, the row is named by its ctid, which needs
  * SELECT on the table.
  */
-static bool
+bool
 may_read_near_duplicate(DedupeConfig *c)
 {
 	Oid			user = GetUserId();

@@ -77,7 +77,7 @@
 /* The LSH bands, at most (simhash_similar_external_state says how many). */
 #define MAX_BANDS 32
 
-typedef struct SimilarRun
+struct SimilarRun
 {
 	const char *fname;
 	bool		clusters;
@@ -112,7 +112,7 @@ typedef struct SimilarRun
 	size_t	   *lens;
 	int			nbatch;
 	Size		batch_bytes;
-} SimilarRun;
+};
 
 /* A NOTICE on how far the call is, when the last one is PROGRESS_INTERVAL_MS old. */
 static void
@@ -545,24 +545,15 @@ static void
 output_pairs(SimilarRun *run, ReturnSetInfo *rsinfo)
 {
 	simhash_similar_pair *buf = palloc(sizeof(simhash_similar_pair) * PAIRS_BATCH);
-	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	bool		finished = false;
 
-	for (;;)
+	while (!finished)
 	{
 		size_t		count;
-		int32		finished;
 
-		simhash_check_status(simhash_similar_next(run->engine, buf, PAIRS_BATCH, VERIFY_WORK, &count,
-											   &finished, errbuf, sizeof(errbuf)), errbuf);
+		finished = similar_run_next(run, buf, PAIRS_BATCH, &count);
 		for (size_t i = 0; i < count; i++)
 			put_result(rsinfo, buf[i].id1, buf[i].id2, buf[i].similarity);
-		run->results += count;
-		note_memory(run);
-		if (finished)
-			break;
-		serve_engine(run);
-		CHECK_FOR_INTERRUPTS();
-		report_progress(run);
 	}
 	pfree(buf);
 }
@@ -615,25 +606,25 @@ close_files(SimilarRun *run)
 	run->nbands = 0;
 }
 
-static Datum
-similar_pairs_or_clusters(FunctionCallInfo fcinfo, bool clusters)
+/*
+ * The engine run for another caller (the bulk load of dedupe_bulk.c): rows added one at a
+ * time, then the pairs drained; memory as above (work_mem, then temporary files). The
+ * run's memory is a child of CurrentMemoryContext; similar_run_end() frees it, and so does
+ * an error (its reset callback frees the engine, the resource owner the files).
+ */
+SimilarRun *
+similar_run_begin(const char *fname, double t)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	double		t = PG_GETARG_FLOAT8(1);
 	MemoryContext cxt;
 	MemoryContextCallback *callback;
 	SimilarRun *run;
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
 	simhash_check_min_similarity(t);
-	simhash_init_materialized_srf(fcinfo);
-
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash similar pairs",
 								ALLOCSET_DEFAULT_SIZES);
 	run = MemoryContextAllocZero(cxt, sizeof(SimilarRun));
-	run->fname = clusters ? "simhash_similar_clusters" : "simhash_similar_pairs";
-	run->clusters = clusters;
+	run->fname = fname;
 	run->min_similarity = t;
 	run->cxt = cxt;
 	run->batch_cxt = AllocSetContextCreate(cxt, "simhash similar batch", ALLOCSET_DEFAULT_SIZES);
@@ -651,6 +642,90 @@ similar_pairs_or_clusters(FunctionCallInfo fcinfo, bool clusters)
 	simhash_check_status(simhash_similar_create(t, Min(1 + Max(max_parallel_workers_per_gather, 0),
 													simhash_max_threads),
 											 &run->engine, errbuf, sizeof(errbuf)), errbuf);
+	return run;
+}
+
+/* Adds a row: its id (unique) and text (read during the call). */
+void
+similar_run_add(SimilarRun *run, int64 id, text *t)
+{
+	add_row(run, id, t);
+}
+
+/* After the last row: the rest of the batch goes to the engine. */
+void
+similar_run_added(SimilarRun *run)
+{
+	flush_batch(run);
+}
+
+/*
+ * Up to cap pairs into out (*count): one bounded step of the engine, then whatever it
+ * waits for is served. True once every pair has been handed out.
+ */
+bool
+similar_run_next(SimilarRun *run, simhash_similar_pair *out, size_t cap, size_t *count)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	int32		finished;
+
+	simhash_check_status(simhash_similar_next(run->engine, out, cap, VERIFY_WORK, count,
+										   &finished, errbuf, sizeof(errbuf)), errbuf);
+	run->results += *count;
+	note_memory(run);
+	if (!finished)
+		serve_engine(run);
+	CHECK_FOR_INTERRUPTS();
+	report_progress(run);
+	return finished != 0;
+}
+
+/* Rows with a character and distinct shingle sets the engine holds. */
+void
+similar_run_counts(SimilarRun *run, uint64 *rows, uint64 *groups)
+{
+	simhash_similar_counts(run->engine, rows, groups);
+}
+
+/* A DEBUG1 summary of the run. */
+static void
+similar_run_summary(SimilarRun *run)
+{
+	int32		external;
+	uint64		record_bytes;
+	uint64		rows;
+	uint64		groups;
+
+	simhash_similar_external_state(run->engine, &external, &record_bytes, NULL);
+	simhash_similar_counts(run->engine, &rows, &groups);
+	ereport(DEBUG1,
+			(errmsg("%s: %llu rows, %llu distinct shingle sets, %llu results; engine memory at most %zu kB%s, records file %llu kB",
+					run->fname, (unsigned long long) rows, (unsigned long long) groups,
+					(unsigned long long) run->results, run->peak_memory / 1024,
+					external ? " (external)" : " (in memory)",
+					(unsigned long long) (record_bytes / 1024))));
+}
+
+/* Ends a run: its files closed, its memory (the engine's too) freed. */
+void
+similar_run_end(SimilarRun *run)
+{
+	close_files(run);
+	MemoryContextDelete(run->cxt);
+}
+
+static Datum
+similar_pairs_or_clusters(FunctionCallInfo fcinfo, bool clusters)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	double		t = PG_GETARG_FLOAT8(1);
+	SimilarRun *run;
+
+	simhash_check_min_similarity(t);
+	simhash_init_materialized_srf(fcinfo);
+	run = similar_run_begin(clusters ? "simhash_similar_clusters" : "simhash_similar_pairs", t);
+	run->clusters = clusters;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "%s: SPI_connect failed", run->fname);
@@ -660,24 +735,9 @@ similar_pairs_or_clusters(FunctionCallInfo fcinfo, bool clusters)
 		output_clusters(run, rsinfo);
 	else
 		output_pairs(run, rsinfo);
-	{
-		int32		external;
-		uint64		record_bytes;
-		uint64		rows;
-		uint64		groups;
-
-		simhash_similar_external_state(run->engine, &external, &record_bytes, NULL);
-		simhash_similar_counts(run->engine, &rows, &groups);
-		ereport(DEBUG1,
-				(errmsg("%s: %llu rows, %llu distinct shingle sets, %llu results; engine memory at most %zu kB%s, records file %llu kB",
-						run->fname, (unsigned long long) rows, (unsigned long long) groups,
-						(unsigned long long) run->results, run->peak_memory / 1024,
-						external ? " (external)" : " (in memory)",
-						(unsigned long long) (record_bytes / 1024))));
-	}
-	close_files(run);
 	SPI_finish();
-	MemoryContextDelete(cxt);
+	similar_run_summary(run);
+	similar_run_end(run);
 	return (Datum) 0;
 }
 

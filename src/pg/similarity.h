@@ -59,4 +59,28 @@ extern void simhash_check_min_similarity(double t);
  */
 extern int	simhash_similar_recipes_for(double t, SimhashRecipe *recipes);
 
+
+/*
+ * The verified all-pairs engine (src/core/similar_pairs.hpp) as simhash_similar_pairs()
+ * runs it (similar_pairs.c: in memory within work_mem, then in temporary files), for
+ * other callers: rows added one at a time, then every pair drained.
+ */
+#include "capi/similar_pairs_capi.h"
+
+typedef struct SimilarRun SimilarRun;
+
+/* A run for pairs at or above t (22023 unless 0 < t <= 1); fname names it in messages. */
+extern SimilarRun *similar_run_begin(const char *fname, double t);
+/* A row: a unique id and its text (read during the call). */
+extern void similar_run_add(SimilarRun *run, int64 id, text *t);
+/* After the last row. */
+extern void similar_run_added(SimilarRun *run);
+/* Up to cap pairs into out (*count); true once every pair has been handed out. */
+extern bool similar_run_next(SimilarRun *run, simhash_similar_pair *out, size_t cap,
+							 size_t *count);
+/* Rows with a character and distinct shingle sets, in the engine. */
+extern void similar_run_counts(SimilarRun *run, uint64 *rows, uint64 *groups);
+/* Frees the run (its files, its memory). */
+extern void similar_run_end(SimilarRun *run);
+
 #endif							/* SIMHASH_PG_SIMILARITY_H */
