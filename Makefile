@@ -65,7 +65,8 @@ ISOLATION = \
 	simhash_dedupe_similarity \
 	simhash_dedupe_privileges \
 	simhash_dedupe_bulk_deadlock \
-	simhash_dedupe_share_lock
+	simhash_dedupe_share_lock \
+	simhash_dedupe_bulk_plan_locks
 ISOLATION_OPTS = --inputdir=. --outputdir=output_iso
 
 # TAP tests (t/*.pl, PostgreSQL::Test::Cluster): crash recovery, a streaming replica, a

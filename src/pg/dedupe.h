@@ -99,6 +99,13 @@ typedef struct DedupeConfig
 	char	   *search_sql;		/* the query that finds the near duplicate */
 	uint64		lock_k0;		/* the secret that keys the lock keys */
 	uint64		lock_k1;
+	/*
+	 * link: the order of the primary key's index (its btree comparison and collation),
+	 * which breaks a tie between equally near candidates: the smallest key wins.
+	 */
+	bool		key_cmp_ok;
+	FmgrInfo	key_cmp;
+	Oid			key_collation;
 	/* With a threshold: shingle sets of candidates already read in this statement. */
 	HTAB	   *set_cache;
 	Size		set_cache_bytes;
@@ -199,6 +206,9 @@ extern void bulk_plan_written(DedupeConfig *c, int64 row, Relation rel, HeapTupl
 extern bytea *stored_set_bytes(SimhashShingleSet set);
 extern bool stored_set_length_ok(Size len);
 extern bool stored_set_read(bytea *b, SimhashShingleSet *set);
+
+/* dedupe_search.c: a < b in the primary key's order (link's tie-break; false without one) */
+extern bool dedupe_key_before(DedupeConfig *c, Datum a, Datum b);
 
 /* dedupe_search.c: whether the caller may read a near duplicate's key (link, messages) */
 extern bool may_read_near_duplicate(DedupeConfig *c);

@@ -39,6 +39,11 @@
  * statement are all in the filter. Past work_mem the filter stops growing and the rest of
  * the rows are searched as usual.
  *
+ * With a similarity threshold, the load's plan does the same job with the pairs the
+ * verified all-pairs engine finds among the load's rows (BulkPlan below): the trigger
+ * takes its answer from the plan instead of searching whenever the plan decides it
+ * exactly, and searches as usual otherwise.
+ *
  * The query's columns are named like the target's columns they fill (the text column must
  * be among them, of the column's type; so must the fingerprint, if given); the other values
  * are converted as COPY converts them (output, then input function). It runs with
@@ -316,19 +321,21 @@ make_filter(DedupeConfig *c, uint64 *fps, size_t n)
  * searching: a row's near duplicates among the rows written so far are the rows of its
  * own group and of the groups paired with it that are written, which the plan tracks, a
  * few bytes a group. So skip drops a row without a search, reject and link let through a
- * row without one when none is written, and link names the most similar original (rows of
- * a group are identical: once one is written, the others link to it or to what it links
- * to). What the plan cannot answer exactly is searched as usual: a row whose group had a
- * near duplicate in the table before the load (searched for once a group, before any row
- * is written), reject's near duplicate (its message names the row the search finds), a
- * tie for link's best (the search takes the first in the table's order), link where the
- * caller may not read the row linked to, and every row once the plan is off (a row that
- * is not the one expected next, past its memory).
+ * row without one when none is written, and link names the row the search would: the
+ * originals first, then the most similar, then the smallest key (a group's rows are
+ * identical, so the group stands for its original, or for its smallest key when all of
+ * its rows are linked; two originals of the load are never near each other). What the
+ * plan cannot answer exactly is searched as usual: a row whose group had a near duplicate
+ * in the table before the load (searched for once a group, before any row is written),
+ * reject's near duplicate (its message names the row the search finds), link where the
+ * caller may not read the row linked to (or, without an order of the key, a tie), and
+ * every row once the plan is off (a row that is not the one expected next, past its
+ * memory).
  */
 #define GROUP_NONE 0			/* no row of the group written */
 #define GROUP_ORIGINAL 1		/* written; its first row is an original (key) */
 #define GROUP_ONE_LINKED 2		/* one row written, linked elsewhere (key) */
-#define GROUP_MANY_LINKED 3		/* several written, each linked: tied as candidates */
+#define GROUP_MANY_LINKED 3		/* several written, each linked (the smallest key) */
 
 typedef struct BulkPlan
 {
@@ -414,9 +421,14 @@ bulk_plan_row(DedupeConfig *c, const RowWork *w)
 	return (int64) j;
 }
 
-/* A candidate group h of similarity sim against the best so far (link). */
+/*
+ * A candidate group h of similarity sim against the best so far, in the order of the
+ * trigger's search (consider() in dedupe_search.c): originals first, then the most
+ * similar, then (link) the smallest key. *tied: the best is not decided (no key order).
+ */
 static void
-consider_group(BulkPlan *p, int32 h, double sim, int32 *best, double *best_sim, bool *tied)
+consider_group(DedupeConfig *c, BulkPlan *p, int32 h, double sim, int32 *best,
+			   double *best_sim, bool *tied)
 {
 	uint8		st = p->state[h];
 	bool		orig = st == GROUP_ORIGINAL;
@@ -429,10 +441,16 @@ consider_group(BulkPlan *p, int32 h, double sim, int32 *best, double *best_sim, 
 	{
 		*best = h;
 		*best_sim = sim;
-		*tied = st == GROUP_MANY_LINKED;
+		/* several linked rows of one text tie among themselves, but for the key order */
+		*tied = st == GROUP_MANY_LINKED && !c->key_cmp_ok;
 	}
-	else if (orig == best_orig && sim == *best_sim)
-		*tied = true;
+	else if (orig == best_orig && sim == *best_sim && c->policy == POLICY_LINK)
+	{
+		if (!c->key_cmp_ok)
+			*tied = true;
+		else if (dedupe_key_before(c, p->key[h], p->key[*best]))
+			*best = h;
+	}
 }
 
 bool
@@ -452,12 +470,12 @@ bulk_plan_answer(DedupeConfig *c, int64 row, Found *found)
 		p->searched++;
 		return false;
 	}
-	consider_group(p, g, 1.0, &best, &best_sim, &tied);
+	consider_group(c, p, g, 1.0, &best, &best_sim, &tied);
 	for (uint64 e = p->adj_start[g]; e < p->adj_start[g + 1]; e++)
 	{
 		if (best >= 0 && c->policy != POLICY_LINK)
 			break;
-		consider_group(p, p->adj_other[e], p->adj_sim[e], &best, &best_sim, &tied);
+		consider_group(c, p, p->adj_other[e], p->adj_sim[e], &best, &best_sim, &tied);
 	}
 	if (best < 0)
 	{
@@ -502,20 +520,13 @@ bulk_plan_written(DedupeConfig *c, int64 row, Relation rel, HeapTuple tuple, con
 		*st = GROUP_ORIGINAL;
 		return;
 	}
-	if (*st == GROUP_ORIGINAL || *st == GROUP_MANY_LINKED)
+	if (*st != GROUP_NONE && !found->any)
 	{
-		if (!found->any)
-			plan_off(p, "an original of a group already written");
+		plan_off(p, "an original of a group already written");
 		return;
 	}
-	if (*st == GROUP_ONE_LINKED)
-	{
-		if (found->any)
-			*st = GROUP_MANY_LINKED;
-		else
-			plan_off(p, "an original of a group already written");
+	if (*st == GROUP_ORIGINAL)
 		return;
-	}
 	{
 		TupleDesc	desc = RelationGetDescr(rel);
 		Form_pg_attribute att;
@@ -552,10 +563,18 @@ bulk_plan_written(DedupeConfig *c, int64 row, Relation rel, HeapTuple tuple, con
 				return;
 			}
 		}
+		/* several linked rows of one text: the candidate among them is the smallest key */
+		if (*st != GROUP_NONE)
+		{
+			*st = GROUP_MANY_LINKED;
+			if (!dedupe_key_before(c, k, p->key[g]))
+				return;
+		}
+		else
+			*st = found->any ? GROUP_ONE_LINKED : GROUP_ORIGINAL;
 		old = MemoryContextSwitchTo(p->cxt);
 		p->key[g] = datumCopy(k, att->attbyval, att->attlen);
 		MemoryContextSwitchTo(old);
-		*st = found->any ? GROUP_ONE_LINKED : GROUP_ORIGINAL;
 	}
 }
 

@@ -9,6 +9,8 @@
  */
 #include "postgres.h"
 
+#include "access/nbtree.h"
+
 #include "access/genam.h"
 #include "access/gin.h"
 #include "access/gin_private.h"
@@ -422,6 +424,18 @@ find_keys(DedupeConfig *c, Relation rel, Relation root, Trigger *tg)
 																	c->root_keys[i] - 1)->attname)));
 		}
 		c->key_names = names.data;
+		if (c->policy == POLICY_LINK && c->nkeys == 1)
+		{
+			Oid			cmp = get_opfamily_proc(pkrel->rd_opfamily[0], pkrel->rd_opcintype[0],
+												pkrel->rd_opcintype[0], BTORDER_PROC);
+
+			if (OidIsValid(cmp))
+			{
+				fmgr_info_cxt(cmp, &c->key_cmp, GetMemoryChunkContext(c));
+				c->key_collation = pkrel->rd_indcollation[0];
+				c->key_cmp_ok = true;
+			}
+		}
 		index_close(pkrel, NoLock);
 	}
 	if (c->policy != POLICY_LINK)

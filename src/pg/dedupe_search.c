@@ -98,6 +98,13 @@ describe_key(DedupeConfig *c, DedupeTarget *t, TupleTableSlot *slot)
 	return buf.data;
 }
 
+bool
+dedupe_key_before(DedupeConfig *c, Datum a, Datum b)
+{
+	return c->key_cmp_ok &&
+		DatumGetInt32(FunctionCall2Coll(&c->key_cmp, c->key_collation, a, b)) < 0;
+}
+
 /*
  * Considers one row of target t within k of the new fingerprint: raises a serialization
  * failure if the transaction may not see it, else keeps it if the policy prefers it.
@@ -108,6 +115,8 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 {
 	bool		is_original = true;
 	bool		better;
+	bool		tied;
+	Datum		key = (Datum) 0;
 
 	/*
 	 * As PostgreSQL does for a unique index: under REPEATABLE READ a conflict is reported
@@ -142,12 +151,20 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 
 		(void) slot_getattr(slot, t->link_attno, &isnull);
 		is_original = isnull;
+		key = slot_getattr(slot, t->key_attnos[0], &isnull);
 	}
-	/* Originals before rows that are themselves linked, then the nearest (most similar). */
+
+	/*
+	 * Originals before rows that are themselves linked, then the nearest (most similar),
+	 * then (link) the smallest key: the same row whatever order the rows are met in.
+	 */
+	tied = found->any && is_original == found->is_original &&
+		(c->min_similarity > 0 ? similarity == found->similarity : distance == found->distance);
 	better = !found->any ||
 		(is_original && !found->is_original) ||
 		(is_original == found->is_original &&
-		 (c->min_similarity > 0 ? similarity > found->similarity : distance < found->distance));
+		 (c->min_similarity > 0 ? similarity > found->similarity : distance < found->distance)) ||
+		(tied && c->policy == POLICY_LINK && dedupe_key_before(c, key, found->key));
 	if (!better)
 		return;
 	found->any = true;
@@ -156,11 +173,9 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 	found->is_original = is_original;
 	if (c->policy == POLICY_LINK)
 	{
-		bool		isnull;
 		Form_pg_attribute att = TupleDescAttr(slot->tts_tupleDescriptor, t->key_attnos[0] - 1);
 
-		found->key = datumCopy(slot_getattr(slot, t->key_attnos[0], &isnull), att->attbyval,
-							   att->attlen);
+		found->key = datumCopy(key, att->attbyval, att->attlen);
 	}
 	if (c->policy != POLICY_SKIP)
 		found->key_text = describe_key(c, t, slot);
