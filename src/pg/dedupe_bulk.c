@@ -643,7 +643,9 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
 	ctl.hcxt = CurrentMemoryContext;
 	digests = hash_create("simhash_dedupe_insert texts", 1024, &ctl,
 						  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	run = similar_run_begin("simhash_dedupe_insert", c->min_similarity);
+	/* the engine's sets within maintenance_work_mem too, as an index build's (then files) */
+	run = similar_run_begin("simhash_dedupe_insert", c->min_similarity,
+							(Size) maintenance_work_mem * 1024, "maintenance_work_mem");
 	for (uint64 j = 0; tuplestore_gettupleslot(rows, true, false, slot); j++)
 	{
 		bool		isnull;

@@ -86,6 +86,7 @@ struct SimilarRun
 	MemoryContext cxt;			/* the run's memory; its reset frees the engine */
 	MemoryContext batch_cxt;	/* one batch of texts */
 	Size		limit;			/* bytes the engine may hold: work_mem */
+	const char *limit_name;		/* "work_mem", or the caller's setting */
 
 	/*
 	 * External mode (past work_mem): the records file, a file of keys a band, and the
@@ -208,8 +209,9 @@ go_external(SimilarRun *run)
 	MemoryContextSwitchTo(old);
 	run->external = true;
 	ereport(DEBUG1,
-			(errmsg("%s: the shingle sets outgrow work_mem (%d kB) after %llu rows: they go on in temporary files",
-					run->fname, work_mem, (unsigned long long) run->rows_read)));
+			(errmsg("%s: the shingle sets outgrow %s (%zu kB) after %llu rows: they go on in temporary files",
+					run->fname, run->limit_name, run->limit / 1024,
+					(unsigned long long) run->rows_read)));
 	export_all(run);
 }
 
@@ -608,12 +610,12 @@ close_files(SimilarRun *run)
 
 /*
  * The engine run for another caller (the bulk load of dedupe_bulk.c): rows added one at a
- * time, then the pairs drained; memory as above (work_mem, then temporary files). The
+ * time, then the pairs drained; memory as above, with `limit` bytes in place of work_mem. The
  * run's memory is a child of CurrentMemoryContext; similar_run_end() frees it, and so does
  * an error (its reset callback frees the engine, the resource owner the files).
  */
 SimilarRun *
-similar_run_begin(const char *fname, double t)
+similar_run_begin(const char *fname, double t, Size limit, const char *limit_name)
 {
 	MemoryContext cxt;
 	MemoryContextCallback *callback;
@@ -628,7 +630,8 @@ similar_run_begin(const char *fname, double t)
 	run->min_similarity = t;
 	run->cxt = cxt;
 	run->batch_cxt = AllocSetContextCreate(cxt, "simhash similar batch", ALLOCSET_DEFAULT_SIZES);
-	run->limit = (Size) work_mem * 1024;
+	run->limit = limit;
+	run->limit_name = limit_name;
 	run->start = run->last_report = GetCurrentTimestamp();
 	run->ids = MemoryContextAlloc(cxt, sizeof(int64) * FETCH_ROWS);
 	run->texts = MemoryContextAlloc(cxt, sizeof(char *) * FETCH_ROWS);
@@ -724,7 +727,8 @@ similar_pairs_or_clusters(FunctionCallInfo fcinfo, bool clusters)
 
 	simhash_check_min_similarity(t);
 	simhash_init_materialized_srf(fcinfo);
-	run = similar_run_begin(clusters ? "simhash_similar_clusters" : "simhash_similar_pairs", t);
+	run = similar_run_begin(clusters ? "simhash_similar_clusters" : "simhash_similar_pairs", t,
+							(Size) work_mem * 1024, "work_mem");
 	run->clusters = clusters;
 
 	if (SPI_connect() != SPI_OK_CONNECT)

@@ -69,8 +69,13 @@ extern int	simhash_similar_recipes_for(double t, SimhashRecipe *recipes);
 
 typedef struct SimilarRun SimilarRun;
 
-/* A run for pairs at or above t (22023 unless 0 < t <= 1); fname names it in messages. */
-extern SimilarRun *similar_run_begin(const char *fname, double t);
+/*
+ * A run for pairs at or above t (22023 unless 0 < t <= 1) holding up to limit bytes of
+ * shingle sets in memory (then temporary files: the setting limit_name says so); fname
+ * names it in messages.
+ */
+extern SimilarRun *similar_run_begin(const char *fname, double t, Size limit,
+									 const char *limit_name);
 /* A row: a unique id and its text (read during the call). */
 extern void similar_run_add(SimilarRun *run, int64 id, text *t);
 /* After the last row. */
