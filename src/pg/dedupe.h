@@ -25,7 +25,10 @@
  * takes all their lock keys at once in one order, then inserts them
  * (the trigger checks each row, with the keys already held); with a
  * distance, it searches the table for its fingerprints before writing,
- * and the trigger skips the search of rows that provably need none.
+ * and the trigger skips the search of rows that provably need none; with
+ * a threshold, the all-pairs engine's pairs among its distinct texts and
+ * a search of the table once a text (the load's plan) answer the trigger
+ * in place of its search wherever they decide it.
  */
 #ifndef SIMHASH_PG_DEDUPE_H
 #define SIMHASH_PG_DEDUPE_H

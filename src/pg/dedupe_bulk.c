@@ -40,9 +40,14 @@
  * the rows are searched as usual.
  *
  * With a similarity threshold, the load's plan does the same job with the pairs the
- * verified all-pairs engine finds among the load's rows (BulkPlan below): the trigger
+ * verified all-pairs engine finds among the load's distinct texts (BulkPlan below, built
+ * by make_plan() under the load's keys or table lock, then ROW EXCLUSIVE and a snapshot
+ * as for the filter, in which it searches the table once a distinct text): the trigger
  * takes its answer from the plan instead of searching whenever the plan decides it
- * exactly, and searches as usual otherwise.
+ * exactly, and searches as usual otherwise. The plan's arrays stay within
+ * maintenance_work_mem (else no plan, or it turns off and the rest of the rows are
+ * searched); the engine's shingle sets have a budget of their own, maintenance_work_mem
+ * too, past which they go to temporary files.
  *
  * The query's columns are named like the target's columns they fill (the text column must
  * be among them, of the column's type; so must the fingerprint, if given); the other values

@@ -85,11 +85,11 @@ struct SimilarRun
 	simhash_similar *engine;
 	MemoryContext cxt;			/* the run's memory; its reset frees the engine */
 	MemoryContext batch_cxt;	/* one batch of texts */
-	Size		limit;			/* bytes the engine may hold: work_mem */
+	Size		limit;			/* bytes the engine may hold: work_mem, or the caller's */
 	const char *limit_name;		/* "work_mem", or the caller's setting */
 
 	/*
-	 * External mode (past work_mem): the records file, a file of keys a band, and the
+	 * External mode (past the limit): the records file, a file of keys a band, and the
 	 * buffer through which they are written and read, all in cxt.
 	 */
 	bool		external;
