@@ -115,6 +115,24 @@ INSERT INTO parts SELECT 5000 + id, 'b', body FROM src WHERE id % 8 = 0;
 SELECT simhash_dedupe_insert('parts', $$SELECT id, CASE WHEN id % 2 = 0 THEN 'a' ELSE 'b' END AS lang, body FROM src ORDER BY id$$) AS inserted;
 SELECT count(*) AS near_pairs_left FROM parts a JOIN parts b ON (a.id, a.lang) < (b.id, b.lang) AND hamming(a.fp, b.fp) <= 3;
 
+-- A user's statement trigger BEFORE INSERT that writes the table after the load searched it
+-- (moves row 5008's text and fingerprint onto the text of row 3 of the load): the filter
+-- stays off, and row 3 is skipped as row by row
+CREATE FUNCTION stmt_touch() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('UPDATE %I SET body = b, fp = simhash(b) FROM (SELECT body AS b FROM src WHERE id = 3) s WHERE id = 5008', TG_TABLE_NAME);
+  RETURN NULL;
+END $$;
+SELECT make_pair(3, 'skip');
+CREATE TRIGGER touch BEFORE INSERT ON by_row FOR EACH STATEMENT EXECUTE FUNCTION stmt_touch();
+CREATE TRIGGER touch BEFORE INSERT ON by_load FOR EACH STATEMENT EXECUTE FUNCTION stmt_touch();
+INSERT INTO by_row (id, body) SELECT id, body FROM src WHERE id <= 3 ORDER BY id;
+SET client_min_messages = debug1;
+SELECT simhash_dedupe_insert('by_load', 'SELECT id, body FROM src WHERE id <= 3 ORDER BY id') AS inserted;
+RESET client_min_messages;
+SELECT differ(), (SELECT count(*) FROM by_load WHERE id = 3) AS row_3_kept;
+DROP FUNCTION stmt_touch() CASCADE;
+
 DROP TABLE by_row, by_load, parts, uniq, src, fam, words CASCADE;
 DROP FUNCTION compare(int, text, text);
 DROP FUNCTION differ();

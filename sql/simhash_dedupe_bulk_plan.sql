@@ -166,5 +166,30 @@ REVOKE ALL ON src, by_load FROM regress_simhash_bulk_plan_writer;
 REVOKE USAGE ON SCHEMA public FROM regress_simhash_bulk_plan_writer;
 DROP ROLE regress_simhash_bulk_plan_writer;
 
-DROP TABLE words, fam, src, uniq, by_row, by_load, parts, parts_row;
+-- A user's trigger on INSERT may write the table while the load does (here: a row trigger
+-- that fires before ours and moves row 1, text and keys, onto the text of row 3, which then
+-- must be skipped): the plan stays off (every row searched), the same rows as row by row
+CREATE TABLE hook_src (id int, body text);
+INSERT INTO hook_src VALUES
+ (1, 'Permission is hereby granted, free of charge, to any person obtaining a copy of this software.'),
+ (2, 'This program is free software; you can redistribute it and/or modify it under the terms.'),
+ (3, 'The quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat by the door.');
+CREATE FUNCTION hook_touch() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.id = 2 THEN
+    EXECUTE format('UPDATE %I SET body = b, lsh = simhash_lsh(b) FROM (SELECT body AS b FROM hook_src WHERE id = 3) s WHERE id = 1', TG_TABLE_NAME);
+  END IF;
+  RETURN NEW;
+END $$;
+SELECT make_pair(0.8, 'skip', false);
+CREATE TRIGGER a_touch BEFORE INSERT ON by_row FOR EACH ROW EXECUTE FUNCTION hook_touch();
+CREATE TRIGGER a_touch BEFORE INSERT ON by_load FOR EACH ROW EXECUTE FUNCTION hook_touch();
+INSERT INTO by_row SELECT id, body FROM hook_src ORDER BY id;
+SET client_min_messages = debug1;
+SELECT simhash_dedupe_insert('by_load', 'SELECT id, body FROM hook_src ORDER BY id') AS inserted;
+RESET client_min_messages;
+SELECT differ(), (SELECT array_agg(id ORDER BY id) FROM by_load) AS kept;
+
+DROP TABLE words, fam, src, uniq, by_row, by_load, parts, parts_row, hook_src;
+DROP FUNCTION hook_touch();
 DROP FUNCTION make_pair(float8, text, bool), differ(), compare(float8, text, text, bool);

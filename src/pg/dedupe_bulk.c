@@ -847,42 +847,57 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
 }
 
 /*
- * True when the load's filter could be wrong about a row of some table the rows may go to
- * (the table, or each partition): the filter knows the fingerprints the simhash_dedupe
- * trigger named ours computes, and clears rows for that trigger's search alone. So it
- * stays off (every row searched, as by the trigger alone) when on one of them:
- * - that trigger is missing or disabled (its rows would not reach the filter);
- * - another row trigger BEFORE INSERT fires after it (triggers fire in name order): it
- *   may change the fingerprint the row is stored with;
- * - another simhash_dedupe trigger fires before it (another distance or column).
+ * True when the load's filter or plan could be wrong about a row of some table the rows may
+ * go to (the table, or each partition): they know the rows the simhash_dedupe trigger named
+ * ours writes and the table as it was searched before writing, and answer for that
+ * trigger's search alone. So they stay off (every row searched, as by the trigger alone)
+ * when, on the table or on one of the tables its rows go to:
+ * - that trigger is missing or disabled (its rows would not reach them);
+ * - any other trigger fires on INSERT (row or statement, before or after): it may change
+ *   the row's text or fingerprint, or run SQL that writes the table while the load does
+ *   (an UPDATE of a row already there or written, which they would not hear of; with
+ *   row-level security, each row is its own INSERT, so AFTER triggers run between rows);
+ *   a second simhash_dedupe trigger is one of them. PostgreSQL's own triggers (foreign
+ *   keys) only check.
  */
 static bool
 filter_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn)
 {
 	bool		unsafe = false;
 
-	for (int t = 0; t < c->ntargets && !unsafe; t++)
+	for (int t = -1; t < c->ntargets && !unsafe; t++)
 	{
-		Relation	rel = table_open(c->targets[t].relid, AccessShareLock);
-		TriggerDesc *desc = rel->trigdesc;
+		Oid			relid = t < 0 ? c->root : c->targets[t].relid;
+		Relation	rel;
+		TriggerDesc *desc;
 		bool		found = false;
 
+		/* the root, for its statement triggers, unless it is one of the targets */
+		if (t < 0)
+		{
+			bool		target = false;
+
+			for (int i = 0; i < c->ntargets; i++)
+				target = target || c->targets[i].relid == relid;
+			if (target)
+				continue;
+		}
+		rel = table_open(relid, AccessShareLock);
+		desc = rel->trigdesc;
 		for (int i = 0; desc != NULL && i < desc->numtriggers && !unsafe; i++)
 		{
 			Trigger    *tg = &desc->triggers[i];
-			int			order = strcmp(tg->tgname, ours);
 
-			if (!TRIGGER_FOR_ROW(tg->tgtype) || !TRIGGER_FOR_BEFORE(tg->tgtype) ||
-				!TRIGGER_FOR_INSERT(tg->tgtype))
+			if (!TRIGGER_FOR_INSERT(tg->tgtype) || tg->tgisinternal)
 				continue;
-			if (order == 0)
-				found = tg->tgfoid == dedupe_fn &&
-					(tg->tgenabled == TRIGGER_FIRES_ON_ORIGIN ||
-					 tg->tgenabled == TRIGGER_FIRES_ALWAYS);
+			if (strcmp(tg->tgname, ours) == 0 && tg->tgfoid == dedupe_fn &&
+				TRIGGER_FOR_ROW(tg->tgtype) && TRIGGER_FOR_BEFORE(tg->tgtype))
+				found = tg->tgenabled == TRIGGER_FIRES_ON_ORIGIN ||
+					tg->tgenabled == TRIGGER_FIRES_ALWAYS;
 			else if (tg->tgenabled != TRIGGER_DISABLED)
-				unsafe = order > 0 || tg->tgfoid == dedupe_fn;
+				unsafe = true;
 		}
-		unsafe = unsafe || !found;
+		unsafe = unsafe || (t >= 0 && !found);
 		table_close(rel, NoLock);
 	}
 	return unsafe;
