@@ -369,6 +369,7 @@ typedef struct BulkPlan
 	Size		budget;
 	bool		off;
 	const char *why_off;
+	CommandId	cid;			/* the command id the next row must find (see plan_row) */
 	MemoryContext cxt;
 	uint64		answered;		/* rows the plan answered, rows searched */
 	uint64		searched;
@@ -401,6 +402,20 @@ text_digest(text *t)
 	return XXH3_128bits(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 }
 
+/*
+ * The next statement about to write the load's rows (COPY FROM, or one INSERT) will mark
+ * the current command id used: the trigger's first increment then moves it on by one, and
+ * nothing else may (bulk_plan_row()). Called just before that statement starts.
+ */
+static void
+bulk_plan_expect(BulkPlan *p)
+{
+	if (p == NULL || p->off)
+		return;
+	CommandCounterIncrement();
+	p->cid = GetCurrentCommandId(false) + 1;
+}
+
 int64
 bulk_plan_row(DedupeConfig *c, const RowWork *w)
 {
@@ -410,6 +425,20 @@ bulk_plan_row(DedupeConfig *c, const RowWork *w)
 
 	if (p == NULL)
 		return -1;
+
+	/*
+	 * SQL run since the last row (a trigger, a default, a check that updates or deletes
+	 * rows of the table, or inserts rows of its own) may have changed what the plan knows
+	 * of the table: the plan is off. Any statement that writes marks the command id
+	 * used, so that this increment moves it on (a read-only one does not: see
+	 * bulk_plan_expect()).
+	 */
+	CommandCounterIncrement();
+	if (GetCurrentCommandId(false) != p->cid)
+	{
+		plan_off(p, "SQL run while the rows were written");
+		return -1;
+	}
 	j = p->next++;
 	if (j >= p->nrows)
 	{
@@ -851,7 +880,9 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
  * (the table, or each partition): the filter knows the fingerprints the simhash_dedupe
  * trigger named ours computes, and clears rows for that trigger's search alone. So it
  * stays off (every row searched, as by the trigger alone) when on one of them:
- * - that trigger is missing or disabled (its rows would not reach the filter);
+ * - that trigger is missing or disabled, or has a WHEN condition (its rows, or some of
+ *   them, would not reach the filter, nor the plan: a row written past the trigger is a
+ *   near duplicate its search finds);
  * - another row trigger BEFORE INSERT fires after it (triggers fire in name order): it
  *   may change the fingerprint the row is stored with;
  * - another simhash_dedupe trigger fires before it (another distance or column).
@@ -876,7 +907,7 @@ filter_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn)
 				!TRIGGER_FOR_INSERT(tg->tgtype))
 				continue;
 			if (order == 0)
-				found = tg->tgfoid == dedupe_fn &&
+				found = tg->tgfoid == dedupe_fn && tg->tgqual == NULL &&
 					(tg->tgenabled == TRIGGER_FIRES_ON_ORIGIN ||
 					 tg->tgenabled == TRIGGER_FIRES_ALWAYS);
 			else if (tg->tgenabled != TRIGGER_DISABLED)
@@ -1137,6 +1168,7 @@ insert_by_copy(Relation rel, TupleDesc qdesc, Tuplestorestate *rows)
 	/* The lines are in the server's encoding, whatever the client's. */
 	options = list_make1(makeDefElem("encoding", (Node *) makeString((char *) GetDatabaseEncodingName()), -1));
 	feed = &f;
+	bulk_plan_expect(bulk_plan);
 	PG_TRY();
 	{
 		cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, copy_source, names, options);
@@ -1170,6 +1202,14 @@ insert_by_spi(Relation rel, TupleDesc qdesc, Tuplestorestate *rows, int ncols, O
 		int			p = 0;
 
 		CHECK_FOR_INTERRUPTS();
+		/* what ran since the last row's trigger (an AFTER trigger) turns the plan off */
+		if (bulk_plan != NULL && !bulk_plan->off)
+		{
+			CommandCounterIncrement();
+			if (GetCurrentCommandId(false) != bulk_plan->cid && bulk_plan->next > 0)
+				plan_off(bulk_plan, "SQL run while the rows were written");
+		}
+		bulk_plan_expect(bulk_plan);
 		slot_getallattrs(slot);
 		for (int i = 0; i < qdesc->natts; i++)
 		{
