@@ -369,7 +369,8 @@ typedef struct BulkPlan
 	Size		budget;
 	bool		off;
 	const char *why_off;
-	CommandId	cid;			/* the command id the next row must find (see plan_row) */
+	CommandId	cid;			/* the command id the next row must find (bulk_plan_row) */
+	uint64		seed;			/* of the texts' digests (text_digest) */
 	MemoryContext cxt;
 	uint64		answered;		/* rows the plan answered, rows searched */
 	uint64		searched;
@@ -396,10 +397,15 @@ plan_off(BulkPlan *p, const char *why)
 	p->off = true;
 }
 
+/*
+ * A text's digest, seeded with a secret drawn for each plan: whoever writes the texts of
+ * a load cannot craft two different texts that the plan takes for one (XXH3 is not made
+ * to resist that without a secret).
+ */
 static XXH128_hash_t
-text_digest(text *t)
+text_digest(const BulkPlan *p, text *t)
 {
-	return XXH3_128bits(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+	return XXH3_128bits_withSeed(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), p->seed);
 }
 
 /*
@@ -447,7 +453,7 @@ bulk_plan_row(DedupeConfig *c, const RowWork *w)
 	}
 	g = p->group[j];
 	if ((g < 0) != (w->new_text.body == NULL) ||
-		(g >= 0 && !XXH128_isEqual(p->digest[g], text_digest(w->new_text.body))))
+		(g >= 0 && !XXH128_isEqual(p->digest[g], text_digest(p, w->new_text.body))))
 	{
 		plan_off(p, "a row other than the one expected");
 		return -1;
@@ -667,6 +673,10 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
 	p->cxt = CurrentMemoryContext;
 	p->budget = (Size) maintenance_work_mem * 1024;
 	p->may_read = c->policy == POLICY_LINK && may_read_near_duplicate(c);
+	if (!pg_strong_random(&p->seed, sizeof(p->seed)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("simhash_dedupe_insert: could not generate a random seed")));
 	if (!plan_grow(p, nrows * sizeof(int32)))
 		return NULL;
 	p->group = MemoryContextAllocHuge(p->cxt, Max(nrows, 1) * sizeof(int32));
@@ -695,7 +705,7 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
 			continue;
 		}
 		body = DatumGetTextPP(d);
-		h = text_digest(body);
+		h = text_digest(p, body);
 		e = hash_search(digests, &h, HASH_ENTER, &seen);
 		if (!seen)
 		{
