@@ -139,7 +139,47 @@ SELECT simhash_dedupe_insert('r_load', 'SELECT id, CASE WHEN id = 3 THEN ''u'' E
 RESET client_min_messages;
 SELECT (SELECT string_agg(id::text, ' ' ORDER BY id) FROM r_row) AS by_row,
        (SELECT string_agg(id::text, ' ' ORDER BY id) FROM r_load) AS by_load;
+-- the first INSERT's row dropped by a trigger firing before ours (so ours does not run),
+-- then an AFTER statement trigger that updates a row into a near duplicate of row 2 (the
+-- same text as row 1, so the plan takes row 2 for row 1)
+TRUNCATE r_row, r_load;
+DROP TRIGGER z_drop_older ON r_row;
+DROP TRIGGER z_drop_older ON r_load;
+CREATE FUNCTION drop_first() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN CASE WHEN NEW.id = 1 THEN NULL ELSE NEW END;
+END $$;
+CREATE FUNCTION refresh_once() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('UPDATE %I SET body = (SELECT body FROM src WHERE id = 2) WHERE id = 100 AND url = ''x''', TG_TABLE_NAME);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER a_drop_first BEFORE INSERT ON r_row FOR EACH ROW EXECUTE FUNCTION drop_first();
+CREATE TRIGGER a_drop_first BEFORE INSERT ON r_load FOR EACH ROW EXECUTE FUNCTION drop_first();
+CREATE TRIGGER refresh AFTER INSERT ON r_row FOR EACH STATEMENT EXECUTE FUNCTION refresh_once();
+CREATE TRIGGER refresh AFTER INSERT ON r_load FOR EACH STATEMENT EXECUTE FUNCTION refresh_once();
+CREATE TRIGGER dedupe_update BEFORE UPDATE ON r_row FOR EACH ROW
+  EXECUTE FUNCTION simhash_dedupe('body', 'lsh', 'similarity=0.8', 'skip');
+CREATE TRIGGER dedupe_update BEFORE UPDATE ON r_load FOR EACH ROW
+  EXECUTE FUNCTION simhash_dedupe('body', 'lsh', 'similarity=0.8', 'skip');
+INSERT INTO r_row (id, url, body) VALUES (100, 'y', 'an older text about nothing in particular at all, really');
+INSERT INTO r_load (id, url, body) VALUES (100, 'y', 'an older text about nothing in particular at all, really');
+DO $$
+DECLARE r record;
+BEGIN
+  UPDATE r_row SET url = 'x';
+  FOR r IN SELECT id, url, body FROM src WHERE id IN (1, 2) ORDER BY id LOOP
+    INSERT INTO r_row (id, url, body) VALUES (r.id, r.url, r.body);
+  END LOOP;
+END $$;
+UPDATE r_load SET url = 'x';
+SET client_min_messages = debug1;
+SELECT simhash_dedupe_insert('r_load', 'SELECT id, url, body FROM src WHERE id IN (1, 2) ORDER BY id');
+RESET client_min_messages;
+SELECT (SELECT string_agg(id::text, ' ' ORDER BY id) FROM r_row) AS by_row,
+       (SELECT string_agg(id::text, ' ' ORDER BY id) FROM r_load) AS by_load;
 DROP TABLE r_row, r_load;
+DROP FUNCTION drop_first(), refresh_once();
 RESET ROLE;
 
 -- 5. Nothing runs SQL during the load: the plan answers every row (no needless search).

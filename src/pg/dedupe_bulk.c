@@ -1204,6 +1204,7 @@ insert_by_spi(Relation rel, TupleDesc qdesc, Tuplestorestate *rows, int ncols, O
 	Datum	   *values = palloc(ncols * sizeof(Datum));
 	char	   *nulls = palloc(ncols * sizeof(char));
 	uint64		inserted = 0;
+	bool		started = false;	/* an INSERT ran (the plan's command id is set) */
 
 	if (insert == NULL)
 		elog(ERROR, "simhash_dedupe_insert: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
@@ -1216,7 +1217,7 @@ insert_by_spi(Relation rel, TupleDesc qdesc, Tuplestorestate *rows, int ncols, O
 		if (bulk_plan != NULL && !bulk_plan->off)
 		{
 			CommandCounterIncrement();
-			if (GetCurrentCommandId(false) != bulk_plan->cid && bulk_plan->next > 0)
+			if (started && GetCurrentCommandId(false) != bulk_plan->cid)
 				plan_off(bulk_plan, "SQL run while the rows were written");
 		}
 		bulk_plan_expect(bulk_plan);
@@ -1232,6 +1233,7 @@ insert_by_spi(Relation rel, TupleDesc qdesc, Tuplestorestate *rows, int ncols, O
 		if (SPI_execute_plan(insert, values, nulls, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "simhash_dedupe_insert: INSERT failed");
 		inserted += SPI_processed;
+		started = true;
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	return inserted;
