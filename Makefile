@@ -38,6 +38,7 @@ REGRESS = \
 	simhash_dedupe_bulk \
 	simhash_dedupe_bulk_filter \
 	simhash_dedupe_bulk_plan \
+	simhash_dedupe_bulk_plan_writes \
 	simhash_dedupe_bulk_nested \
 	simhash_dedupe_sets \
 	simhash_dedupe_sets_malformed \

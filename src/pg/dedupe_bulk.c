@@ -369,6 +369,8 @@ typedef struct BulkPlan
 	Size		budget;
 	bool		off;
 	const char *why_off;
+	CommandId	cid;			/* the command id the next row must find (bulk_plan_row) */
+	uint64		seed;			/* of the texts' digests (text_digest) */
 	MemoryContext cxt;
 	uint64		answered;		/* rows the plan answered, rows searched */
 	uint64		searched;
@@ -395,10 +397,29 @@ plan_off(BulkPlan *p, const char *why)
 	p->off = true;
 }
 
+/*
+ * A text's digest, seeded with a secret drawn for each plan: whoever writes the texts of
+ * a load cannot craft two different texts that the plan takes for one (XXH3 is not made
+ * to resist that without a secret).
+ */
 static XXH128_hash_t
-text_digest(text *t)
+text_digest(const BulkPlan *p, text *t)
 {
-	return XXH3_128bits(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+	return XXH3_128bits_withSeed(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), p->seed);
+}
+
+/*
+ * The next statement about to write the load's rows (COPY FROM, or one INSERT) will mark
+ * the current command id used: the trigger's first increment then moves it on by one, and
+ * nothing else may (bulk_plan_row()). Called just before that statement starts.
+ */
+static void
+bulk_plan_expect(BulkPlan *p)
+{
+	if (p == NULL || p->off)
+		return;
+	CommandCounterIncrement();
+	p->cid = GetCurrentCommandId(false) + 1;
 }
 
 int64
@@ -410,6 +431,20 @@ bulk_plan_row(DedupeConfig *c, const RowWork *w)
 
 	if (p == NULL)
 		return -1;
+
+	/*
+	 * SQL run since the last row (a trigger, a default, a check that updates or deletes
+	 * rows of the table, or inserts rows of its own) may have changed what the plan knows
+	 * of the table: the plan is off. Any statement that writes marks the command id
+	 * used, so that this increment moves it on (a read-only one does not: see
+	 * bulk_plan_expect()).
+	 */
+	CommandCounterIncrement();
+	if (GetCurrentCommandId(false) != p->cid)
+	{
+		plan_off(p, "SQL run while the rows were written");
+		return -1;
+	}
 	j = p->next++;
 	if (j >= p->nrows)
 	{
@@ -418,7 +453,7 @@ bulk_plan_row(DedupeConfig *c, const RowWork *w)
 	}
 	g = p->group[j];
 	if ((g < 0) != (w->new_text.body == NULL) ||
-		(g >= 0 && !XXH128_isEqual(p->digest[g], text_digest(w->new_text.body))))
+		(g >= 0 && !XXH128_isEqual(p->digest[g], text_digest(p, w->new_text.body))))
 	{
 		plan_off(p, "a row other than the one expected");
 		return -1;
@@ -638,6 +673,10 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
 	p->cxt = CurrentMemoryContext;
 	p->budget = (Size) maintenance_work_mem * 1024;
 	p->may_read = c->policy == POLICY_LINK && may_read_near_duplicate(c);
+	if (!pg_strong_random(&p->seed, sizeof(p->seed)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("simhash_dedupe_insert: could not generate a random seed")));
 	if (!plan_grow(p, nrows * sizeof(int32)))
 		return NULL;
 	p->group = MemoryContextAllocHuge(p->cxt, Max(nrows, 1) * sizeof(int32));
@@ -666,7 +705,7 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
 			continue;
 		}
 		body = DatumGetTextPP(d);
-		h = text_digest(body);
+		h = text_digest(p, body);
 		e = hash_search(digests, &h, HASH_ENTER, &seen);
 		if (!seen)
 		{
@@ -852,7 +891,9 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
  * ours writes and the table as it was searched before writing, and answer for that
  * trigger's search alone. So they stay off (every row searched, as by the trigger alone)
  * when, on the table or on one of the tables its rows go to:
- * - that trigger is missing or disabled (its rows would not reach them);
+ * - that trigger is missing or disabled, or has a WHEN condition (its rows, or some of
+ *   them, would not reach them: a row written past the trigger is a near duplicate its
+ *   search finds);
  * - any other trigger fires on INSERT (row or statement, before or after): it may change
  *   the row's text or fingerprint, or run SQL that writes the table while the load does
  *   (an UPDATE of a row already there or written, which they would not hear of; with
@@ -892,8 +933,9 @@ filter_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn)
 				continue;
 			if (strcmp(tg->tgname, ours) == 0 && tg->tgfoid == dedupe_fn &&
 				TRIGGER_FOR_ROW(tg->tgtype) && TRIGGER_FOR_BEFORE(tg->tgtype))
-				found = tg->tgenabled == TRIGGER_FIRES_ON_ORIGIN ||
-					tg->tgenabled == TRIGGER_FIRES_ALWAYS;
+				found = tg->tgqual == NULL &&
+					(tg->tgenabled == TRIGGER_FIRES_ON_ORIGIN ||
+					tg->tgenabled == TRIGGER_FIRES_ALWAYS);
 			else if (tg->tgenabled != TRIGGER_DISABLED)
 				unsafe = true;
 		}
@@ -1152,6 +1194,7 @@ insert_by_copy(Relation rel, TupleDesc qdesc, Tuplestorestate *rows)
 	/* The lines are in the server's encoding, whatever the client's. */
 	options = list_make1(makeDefElem("encoding", (Node *) makeString((char *) GetDatabaseEncodingName()), -1));
 	feed = &f;
+	bulk_plan_expect(bulk_plan);
 	PG_TRY();
 	{
 		cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, copy_source, names, options);
@@ -1177,6 +1220,7 @@ insert_by_spi(Relation rel, TupleDesc qdesc, Tuplestorestate *rows, int ncols, O
 	Datum	   *values = palloc(ncols * sizeof(Datum));
 	char	   *nulls = palloc(ncols * sizeof(char));
 	uint64		inserted = 0;
+	bool		started = false;	/* an INSERT ran (the plan's command id is set) */
 
 	if (insert == NULL)
 		elog(ERROR, "simhash_dedupe_insert: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
@@ -1185,6 +1229,14 @@ insert_by_spi(Relation rel, TupleDesc qdesc, Tuplestorestate *rows, int ncols, O
 		int			p = 0;
 
 		CHECK_FOR_INTERRUPTS();
+		/* what ran since the last row's trigger (an AFTER trigger) turns the plan off */
+		if (bulk_plan != NULL && !bulk_plan->off)
+		{
+			CommandCounterIncrement();
+			if (started && GetCurrentCommandId(false) != bulk_plan->cid)
+				plan_off(bulk_plan, "SQL run while the rows were written");
+		}
+		bulk_plan_expect(bulk_plan);
 		slot_getallattrs(slot);
 		for (int i = 0; i < qdesc->natts; i++)
 		{
@@ -1197,6 +1249,7 @@ insert_by_spi(Relation rel, TupleDesc qdesc, Tuplestorestate *rows, int ncols, O
 		if (SPI_execute_plan(insert, values, nulls, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "simhash_dedupe_insert: INSERT failed");
 		inserted += SPI_processed;
+		started = true;
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	return inserted;
