@@ -166,6 +166,14 @@ REVOKE ALL ON src, by_load FROM regress_simhash_bulk_plan_writer;
 REVOKE USAGE ON SCHEMA public FROM regress_simhash_bulk_plan_writer;
 DROP ROLE regress_simhash_bulk_plan_writer;
 
+-- Long texts, stored out of line (TOAST writes under the load's command id): the plan
+-- answers every row, the same links as row by row
+SELECT * FROM compare(0.8, 'link', $$SELECT f * 10 + v AS id, (SELECT string_agg(CASE WHEN v > 0 AND j % 50 = v THEN 'x' ELSE md5(f || '/' || j) END, ' ') FROM generate_series(1, 200) j) AS body FROM generate_series(1, 8) f, generate_series(0, 2) v ORDER BY 1$$, false);
+SET client_min_messages = debug1;
+SELECT simhash_dedupe_insert('by_load', $$SELECT 1000 + f * 10 + v AS id, (SELECT string_agg(CASE WHEN v > 0 AND j % 50 = v THEN 'y' ELSE md5(f || '/' || j || 'b') END, ' ') FROM generate_series(1, 200) j) AS body FROM generate_series(1, 8) f, generate_series(0, 2) v ORDER BY 1$$) AS inserted;
+RESET client_min_messages;
+SELECT pg_relation_size(reltoastrelid) > 0 AS stored_out_of_line FROM pg_class WHERE oid = 'by_load'::regclass;
+
 -- A user's trigger on INSERT may write the table while the load does (here: a row trigger
 -- that fires before ours and moves row 1, text and keys, onto the text of row 3, which then
 -- must be skipped): the plan stays off (every row searched), the same rows as row by row

@@ -405,7 +405,10 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 		plan_row = bulk_plan_row(c, &w);
 	if (w.search && !(old == NULL && c->min_similarity == 0 && bulk_filter_clear(c, w.fp)) &&
 		!bulk_plan_answer(c, plan_row, &found))
+	{
 		find_near_duplicate(c, rel, old, &w, &found);
+		bulk_plan_searched(c, plan_row);
+	}
 	if (found.any && c->policy == POLICY_REJECT)
 		reject(c, rel, td->tg_trigger, &found);
 	if (found.any && c->policy == POLICY_SKIP)

@@ -203,6 +203,8 @@ extern int64 bulk_plan_row(DedupeConfig *c, const RowWork *w);
 extern bool bulk_plan_answer(DedupeConfig *c, int64 row, Found *found);
 extern void bulk_plan_written(DedupeConfig *c, int64 row, Relation rel, HeapTuple tuple,
 							  const Found *found);
+/* The trigger searched for plan row `row` (its own command counter increment). */
+extern void bulk_plan_searched(DedupeConfig *c, int64 row);
 
 /* dedupe.c: a shingle set as the sets column stores it, and back */
 #define STORED_SET_MAX_SHINGLES 8192	/* a larger set is stored as NULL */

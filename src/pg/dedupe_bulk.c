@@ -409,9 +409,12 @@ text_digest(const BulkPlan *p, text *t)
 }
 
 /*
- * The next statement about to write the load's rows (COPY FROM, or one INSERT) will mark
- * the current command id used: the trigger's first increment then moves it on by one, and
- * nothing else may (bulk_plan_row()). Called just before that statement starts.
+ * The command id the rows are written under, from just before COPY FROM starts. It moves
+ * on only when something increments the command counter while it is used: SPI does after
+ * each statement that writes (a user's function run by a default or a check, which may
+ * update or delete rows of the table), and so does the trigger's own search
+ * (bulk_plan_searched() takes the new id as the expected one). The rows' own writes
+ * (heap, indexes, TOAST) mark it used but do not move it.
  */
 static void
 bulk_plan_expect(BulkPlan *p)
@@ -419,7 +422,16 @@ bulk_plan_expect(BulkPlan *p)
 	if (p == NULL || p->off)
 		return;
 	CommandCounterIncrement();
-	p->cid = GetCurrentCommandId(false) + 1;
+	p->cid = GetCurrentCommandId(false);
+}
+
+void
+bulk_plan_searched(DedupeConfig *c, int64 row)
+{
+	BulkPlan   *p = active_plan(c);
+
+	if (p != NULL && row >= 0)
+		p->cid = GetCurrentCommandId(false);
 }
 
 int64
@@ -433,13 +445,10 @@ bulk_plan_row(DedupeConfig *c, const RowWork *w)
 		return -1;
 
 	/*
-	 * SQL run since the last row (a trigger, a default, a check that updates or deletes
-	 * rows of the table, or inserts rows of its own) may have changed what the plan knows
-	 * of the table: the plan is off. Any statement that writes marks the command id
-	 * used, so that this increment moves it on (a read-only one does not: see
-	 * bulk_plan_expect()).
+	 * SQL that wrote since the last row (a default or a check whose function updates or
+	 * deletes rows of the table, or inserts rows of its own) may have changed what the
+	 * plan knows of the table: the plan is off (see bulk_plan_expect()).
 	 */
-	CommandCounterIncrement();
 	if (GetCurrentCommandId(false) != p->cid)
 	{
 		plan_off(p, "SQL run while the rows were written");
@@ -638,6 +647,18 @@ plan_grow(BulkPlan *p, Size bytes)
 
 #define PLAN_PAIRS_BATCH 4096
 
+/* A plan given up while it is made (what would pass maintenance_work_mem): NULL. */
+static BulkPlan *
+no_plan(TupleTableSlot *slot, Tuplestorestate *rows, const char *what, uint64 nrows)
+{
+	ExecDropSingleTupleTableSlot(slot);
+	tuplestore_rescan(rows);
+	ereport(DEBUG1,
+			(errmsg("simhash_dedupe_insert: no plan: %s of %llu rows would pass maintenance_work_mem (%d kB); every row searched",
+					what, (unsigned long long) nrows, maintenance_work_mem)));
+	return NULL;
+}
+
 /*
  * The plan of a load (threshold c->min_similarity) whose rows are in the tuplestore, the
  * text in the query's column q_text, under its locks; NULL when it does not fit in
@@ -723,12 +744,7 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
 	{
 		similar_run_end(run);
 		hash_destroy(digests);
-		ExecDropSingleTupleTableSlot(slot);
-		tuplestore_rescan(rows);
-		ereport(DEBUG1,
-				(errmsg("simhash_dedupe_insert: no plan: its groups of %llu rows would pass maintenance_work_mem (%d kB); every row searched",
-						(unsigned long long) nrows, maintenance_work_mem)));
-		return NULL;
+		return no_plan(slot, rows, "its groups", nrows);
 	}
 	similar_run_added(run);
 	p->digest = MemoryContextAllocHuge(p->cxt, Max(p->ngroups, 1) * sizeof(XXH128_hash_t));
@@ -811,14 +827,7 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
 		pfree(ps);
 	}
 	if (p->off)
-	{
-		ExecDropSingleTupleTableSlot(slot);
-		tuplestore_rescan(rows);
-		ereport(DEBUG1,
-				(errmsg("simhash_dedupe_insert: no plan: the pairs of %llu rows would pass maintenance_work_mem (%d kB); every row searched",
-						(unsigned long long) nrows, maintenance_work_mem)));
-		return NULL;
-	}
+		return no_plan(slot, rows, "the pairs", nrows);
 
 	/*
 	 * 3. The table, searched for each group before any row is written, as the trigger
@@ -1220,7 +1229,6 @@ insert_by_spi(Relation rel, TupleDesc qdesc, Tuplestorestate *rows, int ncols, O
 	Datum	   *values = palloc(ncols * sizeof(Datum));
 	char	   *nulls = palloc(ncols * sizeof(char));
 	uint64		inserted = 0;
-	bool		started = false;	/* an INSERT ran (the plan's command id is set) */
 
 	if (insert == NULL)
 		elog(ERROR, "simhash_dedupe_insert: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
@@ -1229,14 +1237,6 @@ insert_by_spi(Relation rel, TupleDesc qdesc, Tuplestorestate *rows, int ncols, O
 		int			p = 0;
 
 		CHECK_FOR_INTERRUPTS();
-		/* what ran since the last row's trigger (an AFTER trigger) turns the plan off */
-		if (bulk_plan != NULL && !bulk_plan->off)
-		{
-			CommandCounterIncrement();
-			if (started && GetCurrentCommandId(false) != bulk_plan->cid)
-				plan_off(bulk_plan, "SQL run while the rows were written");
-		}
-		bulk_plan_expect(bulk_plan);
 		slot_getallattrs(slot);
 		for (int i = 0; i < qdesc->natts; i++)
 		{
@@ -1249,7 +1249,6 @@ insert_by_spi(Relation rel, TupleDesc qdesc, Tuplestorestate *rows, int ncols, O
 		if (SPI_execute_plan(insert, values, nulls, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "simhash_dedupe_insert: INSERT failed");
 		inserted += SPI_processed;
-		started = true;
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	return inserted;
@@ -1424,7 +1423,12 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	}
 	if (fps != NULL)
 		filter = make_filter(c, fps, nfps);
-	if (c->min_similarity > 0 && !filter_unsafe(c, dedupe_name, dedupe_fn))
+	/*
+	 * Not on a table with row-level security, whose rows go in one INSERT each: SQL runs
+	 * between them (the INSERT's own end, foreign keys' checks).
+	 */
+	if (c->min_similarity > 0 && !filter_unsafe(c, dedupe_name, dedupe_fn) &&
+		check_enable_rls(RelationGetRelid(rel), InvalidOid, false) != RLS_ENABLED)
 		load_plan = make_plan(c, rows, qdesc, q_text, nrows);
 
 	/*
