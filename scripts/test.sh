@@ -22,7 +22,10 @@
 #                  user: kill -9 during a COPY through the dedupe trigger and during
 #                  simhash_create_index, a promoted streaming replica, a small lock table;
 #                  50,000 rows (SIMHASH_TAP_ROWS; scripts/reliability.sh runs 500,000)
-#   stress         test/stress/dedupe_stress.sh: 16 concurrent writers of near duplicates
+#   stress         test/stress/dedupe_stress.sh: 16 concurrent writers of near duplicates,
+#                  one row a transaction, then loads through simhash_dedupe_insert (the
+#                  filter, the plan): 16 writers of 40-row loads (lock keys) and of
+#                  400-row loads (the table lock); no deadlock allowed
 #   dump           test/dump/dump_restore.sh: pg_dump and restore keep layouts, indexes,
 #                  the dedupe trigger and the answers
 #   examples       examples/run.sh: the example programs with real drivers, Python
@@ -135,7 +138,9 @@ stage_tap() {
 }
 
 stage_stress() {
-    test/stress/dedupe_stress.sh
+    test/stress/dedupe_stress.sh &&
+        test/stress/dedupe_stress.sh --mode bulk --rows-per-client 400 --batch 40 &&
+        test/stress/dedupe_stress.sh --mode bulk --rows-per-client 400 --batch 400
 }
 
 stage_dump() {
