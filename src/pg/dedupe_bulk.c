@@ -246,6 +246,40 @@ free_filter(void *arg)
 }
 
 /*
+ * Before a load searches the table ahead of its writes: ROW EXCLUSIVE on it (a writer that
+ * holds the table lock takes no key, and this waits for it to end; taken after the keys, as
+ * a writer waiting for the table lock may hold some of them), then a snapshot that sees
+ * what committed meanwhile.
+ */
+static Snapshot
+lock_for_search(DedupeConfig *c)
+{
+	LockRelationOid(c->root, RowExclusiveLock);
+	CommandCounterIncrement();
+	return RegisterSnapshot(GetLatestSnapshot());
+}
+
+/*
+ * The targets that hold a page into out[0..c->ntargets); returns how many (a table
+ * without one has nothing to search).
+ */
+static int
+nonempty_targets(DedupeConfig *c, int *out)
+{
+	int			n = 0;
+
+	for (int t = 0; t < c->ntargets; t++)
+	{
+		Relation	rel = table_open(c->targets[t].relid, AccessShareLock);
+
+		if (RelationGetNumberOfBlocks(rel) > 0)
+			out[n++] = t;
+		table_close(rel, NoLock);
+	}
+	return n;
+}
+
+/*
  * The filter of a load whose rows have fingerprints fps[0..n) (sorted and made distinct
  * here), under its locks: searches the table for each, as the trigger would with a policy
  * that needs one near duplicate. Only for a load the filter can serve, which the caller
@@ -257,6 +291,8 @@ make_filter(DedupeConfig *c, uint64 *fps, size_t n)
 	BulkFilter *f;
 	DedupeConfig probe = *c;
 	Snapshot	snapshot;
+	int		   *targets;
+	int			ntargets;
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 	MemoryContextCallback *cb;
 
@@ -284,22 +320,14 @@ make_filter(DedupeConfig *c, uint64 *fps, size_t n)
 	f->in_table = MemoryContextAllocExtended(CurrentMemoryContext, Max(f->nsearched, 1) * sizeof(bool),
 											 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 
-	/*
-	 * A writer that holds the table lock takes no key: ROW EXCLUSIVE waits for it to end.
-	 * Taken after the keys (a writer waiting for the table lock may hold some of them).
-	 */
-	LockRelationOid(c->root, RowExclusiveLock);
-	CommandCounterIncrement();
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	snapshot = lock_for_search(c);
 	probe.policy = POLICY_SKIP;
-	for (int t = 0; t < c->ntargets; t++)
+	targets = palloc(sizeof(int) * Max(c->ntargets, 1));
+	ntargets = nonempty_targets(c, targets);
+	for (int k = 0; k < ntargets; k++)
 	{
-		Relation	rel = table_open(c->targets[t].relid, AccessShareLock);
-		bool		empty = RelationGetNumberOfBlocks(rel) == 0;
+		int			t = targets[k];
 
-		table_close(rel, NoLock);
-		if (empty)
-			continue;
 		for (size_t i = 0; i < f->nsearched; i++)
 		{
 			Found		found = {0};
@@ -683,6 +711,9 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
 	Snapshot	snapshot;
 	DedupeConfig *probe;
 	MemoryContext row_cxt;
+	int		   *targets;
+	int			ntargets;
+	uint32		next_group = 0;
 
 	p->root = c->root;
 	p->lxid = SIMHASH_MY_LXID;
@@ -831,11 +862,10 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
 
 	/*
 	 * 3. The table, searched for each group before any row is written, as the trigger
-	 * would with a policy that needs one near duplicate (see make_filter()).
+	 * would with a policy that needs one near duplicate (see make_filter()): the group's
+	 * first row shingled once, then every target that holds a page.
 	 */
-	LockRelationOid(c->root, RowExclusiveLock);
-	CommandCounterIncrement();
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	snapshot = lock_for_search(c);
 	/* palloc'd: its cache of candidates' sets lives in its memory context */
 	probe = palloc(sizeof(DedupeConfig));
 	*probe = *c;
@@ -844,47 +874,42 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
 	probe->set_cache_bytes = 0;
 	row_cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_dedupe_insert plan row",
 									ALLOCSET_DEFAULT_SIZES);
-	for (int t = 0; t < c->ntargets; t++)
+	targets = palloc(sizeof(int) * Max(c->ntargets, 1));
+	ntargets = nonempty_targets(c, targets);
+	tuplestore_rescan(rows);
+	for (uint64 j = 0; ntargets > 0 && tuplestore_gettupleslot(rows, true, false, slot); j++)
 	{
-		Relation	rel = table_open(c->targets[t].relid, AccessShareLock);
-		bool		empty = RelationGetNumberOfBlocks(rel) == 0;
-		uint32		next_group = 0;
+		int32		g = p->group[j];
+		bool		isnull;
+		MemoryContext old;
+		NewText		nt;
+		int64		lsh[SIMHASH_LSH_BANDS];
+		int			nlsh;
+		Found		found = {0};
 
-		table_close(rel, NoLock);
-		if (empty)
-			continue;
-		tuplestore_rescan(rows);
-		for (uint64 j = 0; tuplestore_gettupleslot(rows, true, false, slot); j++)
+		if (g < 0 || (uint32) g != next_group)
+			continue;			/* the group's first row only */
+		next_group++;
+		if ((g & 255) == 0)
+			CHECK_FOR_INTERRUPTS();
+		old = MemoryContextSwitchTo(row_cxt);
+		nt.body = DatumGetTextPP(slot_getattr(slot, q_text, &isnull));
+		nt.set = simhash_text_shingles(nt.body);
+		nlsh = simhash_shingle_lsh_keys(nt.set, lsh);
+		if (nlsh > 0)
 		{
-			int32		g = p->group[j];
-			bool		isnull;
-			MemoryContext old;
-			NewText		nt;
-			int64		lsh[SIMHASH_LSH_BANDS];
-			int			nlsh;
-			Found		found = {0};
+			ArrayType  *keys = simhash_int8_array(lsh, nlsh);
 
-			if (g < 0 || (uint32) g != next_group)
-				continue;		/* the group's first row only */
-			next_group++;
-			if (p->table_near[g])
-				continue;
-			if ((g & 255) == 0)
-				CHECK_FOR_INTERRUPTS();
-			old = MemoryContextSwitchTo(row_cxt);
-			nt.body = DatumGetTextPP(slot_getattr(slot, q_text, &isnull));
-			nt.set = simhash_text_shingles(nt.body);
-			nlsh = simhash_shingle_lsh_keys(nt.set, lsh);
-			if (nlsh > 0)
-				search_target(probe, &c->targets[t], 0, lsh, nlsh, simhash_int8_array(lsh, nlsh),
-							  snapshot, NULL, InvalidOid, NULL, &nt, &found);
-			MemoryContextSwitchTo(old);
-			MemoryContextReset(row_cxt);
-			if (found.any)
-			{
-				p->table_near[g] = true;
-				p->near_in_table++;
-			}
+			for (int k = 0; k < ntargets && !found.any; k++)
+				search_target(probe, &c->targets[targets[k]], 0, lsh, nlsh, keys, snapshot,
+							  NULL, InvalidOid, NULL, &nt, &found);
+		}
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(row_cxt);
+		if (found.any)
+		{
+			p->table_near[g] = true;
+			p->near_in_table++;
 		}
 	}
 	MemoryContextDelete(row_cxt);
@@ -1285,6 +1310,7 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	size_t		nfps = 0;
 	BulkFilter *filter = NULL;
 	BulkPlan   *load_plan = NULL;
+	bool		rls;
 	char	   *dedupe_name;
 	Datum	   *tvalues = palloc(desc->natts * sizeof(Datum));
 	bool	   *tnulls = palloc(desc->natts * sizeof(bool));
@@ -1427,8 +1453,8 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	 * Not on a table with row-level security, whose rows go in one INSERT each: SQL runs
 	 * between them (the INSERT's own end, foreign keys' checks).
 	 */
-	if (c->min_similarity > 0 && !filter_unsafe(c, dedupe_name, dedupe_fn) &&
-		check_enable_rls(RelationGetRelid(rel), InvalidOid, false) != RLS_ENABLED)
+	rls = check_enable_rls(RelationGetRelid(rel), InvalidOid, false) == RLS_ENABLED;
+	if (c->min_similarity > 0 && !rls && !filter_unsafe(c, dedupe_name, dedupe_fn))
 		load_plan = make_plan(c, rows, qdesc, q_text, nrows);
 
 	/*
@@ -1440,7 +1466,6 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 		Oid			previous = set_bulk_root(c->root);
 		BulkFilter *previous_filter = bulk_filter;
 		BulkPlan   *previous_plan = bulk_plan;
-		bool		rls = check_enable_rls(RelationGetRelid(rel), InvalidOid, false) == RLS_ENABLED;
 
 		/*
 		 * A load run inside another one's (by a trigger of one of its rows) writes rows

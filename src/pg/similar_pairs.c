@@ -683,13 +683,6 @@ similar_run_next(SimilarRun *run, simhash_similar_pair *out, size_t cap, size_t 
 	return finished != 0;
 }
 
-/* Rows with a character and distinct shingle sets the engine holds. */
-void
-similar_run_counts(SimilarRun *run, uint64 *rows, uint64 *groups)
-{
-	simhash_similar_counts(run->engine, rows, groups);
-}
-
 /* A DEBUG1 summary of the run. */
 static void
 similar_run_summary(SimilarRun *run)

@@ -83,8 +83,6 @@ extern void similar_run_added(SimilarRun *run);
 /* Up to cap pairs into out (*count); true once every pair has been handed out. */
 extern bool similar_run_next(SimilarRun *run, simhash_similar_pair *out, size_t cap,
 							 size_t *count);
-/* Rows with a character and distinct shingle sets, in the engine. */
-extern void similar_run_counts(SimilarRun *run, uint64 *rows, uint64 *groups);
 /* Frees the run (its files, its memory). */
 extern void similar_run_end(SimilarRun *run);
 
