@@ -58,6 +58,16 @@
 #endif
 
 /*
+ * The updates a relation's table statistics count before they reach the transaction's
+ * nesting levels (pgstat.h): PostgreSQL 16 renamed the fields of PgStat_TableCounts.
+ */
+#if PG_VERSION_NUM >= 160000
+#define SIMHASH_TABSTAT_UPDATED(st) ((st)->counts.tuples_updated)
+#else
+#define SIMHASH_TABSTAT_UPDATED(st) ((st)->t_counts.t_tuples_updated)
+#endif
+
+/*
  * Whether the current user owns (or is a member of the owner of) relation relid:
  * PostgreSQL 16 replaced pg_class_ownercheck() with object_ownercheck() (utils/acl.h,
  * catalog/pg_class.h).

@@ -403,11 +403,16 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 	 */
 	if (old == NULL && c->min_similarity > 0)
 		plan_row = bulk_plan_row(c, &w);
-	if (w.search && !(old == NULL && c->min_similarity == 0 && bulk_filter_clear(c, w.fp)) &&
+	if (c->min_similarity == 0)
+		table_filter_row(c);
+	if (w.search &&
+		!(old == NULL && c->min_similarity == 0 &&
+		  (bulk_filter_clear(c, w.fp) || table_filter_clear(c, w.fp))) &&
 		!bulk_plan_answer(c, plan_row, &found))
 	{
 		find_near_duplicate(c, rel, old, &w, &found);
 		bulk_plan_searched(c, plan_row);
+		table_filter_searched(c, td->tg_trigger);
 	}
 	if (found.any && c->policy == POLICY_REJECT)
 		reject(c, rel, td->tg_trigger, &found);
@@ -423,7 +428,10 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 		tuple = heap_modify_tuple_by_cols(tuple, RelationGetDescr(rel), w.ncols, w.cols,
 										  w.values, w.nulls);
 	if (c->min_similarity == 0 && (w.search || w.unchanged))
+	{
 		bulk_filter_written(c, w.fp);
+		table_filter_written(c, w.fp);
+	}
 	if (w.search)
 		bulk_plan_written(c, plan_row, rel, tuple, &found);
 	return PointerGetDatum(tuple);

@@ -183,6 +183,7 @@ extern size_t row_lock_keys(DedupeConfig *c, uint64 fp, const int64 *lsh, int nl
 							uint32 *keys);
 extern void serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n);
 extern void serialize_bulk(DedupeConfig *c, const uint32 *keys, size_t n);
+extern bool dedupe_holds_table(DedupeConfig *c);
 extern uint64 row_lock_key_bound(DedupeConfig *c);
 extern bool bulk_takes_table(DedupeConfig *c, uint64 max_keys);
 extern Oid	set_bulk_root(Oid root);
@@ -190,6 +191,20 @@ extern Oid	set_bulk_root(Oid root);
 /* dedupe_bulk.c: the filter of a bulk load (simhash_dedupe_insert) */
 extern bool bulk_filter_clear(DedupeConfig *c, uint64 fp);
 extern void bulk_filter_written(DedupeConfig *c, uint64 fp);
+/* dedupe_bulk.c: writes the load's filter and plan could not hear of (other triggers) */
+extern bool filter_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn);
+
+/*
+ * dedupe_table_filter.c, with a distance: the table's fingerprints in memory during a long
+ * COPY or INSERT under the table lock. table_filter_row() first for every row;
+ * table_filter_clear(): true when the row has no near duplicate (no search needed);
+ * table_filter_searched(): after the trigger's search; table_filter_written(): the row
+ * is let through with fingerprint fp.
+ */
+extern void table_filter_row(DedupeConfig *c);
+extern bool table_filter_clear(DedupeConfig *c, uint64 fp);
+extern void table_filter_searched(DedupeConfig *c, Trigger *tg);
+extern void table_filter_written(DedupeConfig *c, uint64 fp);
 
 /*
  * dedupe_bulk.c, with a threshold: the load's plan (BulkPlan) answers the trigger for the

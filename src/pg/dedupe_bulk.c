@@ -442,7 +442,10 @@ text_digest(const BulkPlan *p, text *t)
  * each statement that writes (a user's function run by a default or a check, which may
  * update or delete rows of the table), and so does the trigger's own search
  * (bulk_plan_searched() takes the new id as the expected one). The rows' own writes
- * (heap, indexes, TOAST) mark it used but do not move it.
+ * (heap, indexes, TOAST) mark it used but do not move it. The expected id is marked used
+ * when taken: SPI increments the counter only past a used id, so after a row the plan
+ * dropped (nothing written under the id) a function's UPDATE would otherwise run under
+ * the very id the plan expects.
  */
 static void
 bulk_plan_expect(BulkPlan *p)
@@ -450,7 +453,7 @@ bulk_plan_expect(BulkPlan *p)
 	if (p == NULL || p->off)
 		return;
 	CommandCounterIncrement();
-	p->cid = GetCurrentCommandId(false);
+	p->cid = GetCurrentCommandId(true);
 }
 
 void
@@ -459,7 +462,7 @@ bulk_plan_searched(DedupeConfig *c, int64 row)
 	BulkPlan   *p = active_plan(c);
 
 	if (p != NULL && row >= 0)
-		p->cid = GetCurrentCommandId(false);
+		p->cid = GetCurrentCommandId(true);
 }
 
 int64
@@ -935,7 +938,7 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
  *   a second simhash_dedupe trigger is one of them. PostgreSQL's own triggers (foreign
  *   keys) only check.
  */
-static bool
+bool
 filter_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn)
 {
 	bool		unsafe = false;

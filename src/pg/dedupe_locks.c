@@ -128,6 +128,13 @@ holds_table(DedupeConfig *c)
 	return true;
 }
 
+/* holds_table(), for the table filter (dedupe_table_filter.c). */
+bool
+dedupe_holds_table(DedupeConfig *c)
+{
+	return holds_table(c);
+}
+
 /*
  * SHARE ROW EXCLUSIVE on the table and every partition, root first. Without waiting, a
  * lock that is not free releases the ones already taken and returns false.

@@ -1,0 +1,385 @@
+/*
+ * The table filter of the simhash_dedupe() trigger with a distance: during one long
+ * statement (COPY, INSERT ... SELECT) of a transaction that holds the table lock, the
+ * fingerprints of the whole table in memory (a NearFilter, src/core/near_filter.hpp, which
+ * never answers a false "no"), so that a new row with no fingerprint within k of any of
+ * them is written without its k + 1 (or more) index descents. Rows with a possible near
+ * duplicate are searched as always.
+ *
+ * Why it is exact. The filter answers "no near duplicate" only when no fingerprint in it
+ * lies within k of the new row's, and it holds every fingerprint the trigger's search could
+ * meet, in every target:
+ * - it starts from one block index (simhash_block(fp, b, i), fp) of each target, read
+ *   whole with SnapshotAny: every row version with an entry, live or dead, committed or not;
+ * - it is made only while this transaction keeps every other writer out of the table and
+ *   its partitions (SHARE or a stronger lock on each, held until the transaction ends:
+ *   holds_table()), and used only in the subtransaction it was made in (one rolled back
+ *   releases the locks taken in it), so no other transaction writes a row it lacks;
+ * - this transaction's own new rows reach it through the trigger (table_filter_written():
+ *   every row the trigger lets through with a fingerprint), as no other trigger fires on
+ *   INSERT (filter_unsafe(), checked when it is made; a row of another simhash_dedupe
+ *   trigger drops it);
+ * - an UPDATE of a row moves the table statistics' count of updates of its relation, which
+ *   the filter checks before each row (updates_counted()): any UPDATE of a target since
+ *   it was made, by the statement itself (a data-modifying WITH, ON CONFLICT DO UPDATE,
+ *   MERGE) or by SQL a function of it runs, drops it. (Without the counts, track_counts
+ *   off, there is no filter.) So does SQL run between two rows (a function, a default: the
+ *   command id moves; see expect()) and the end of the statement.
+ * The search it spares would have found nothing: the same answer, without the reads.
+ *
+ * When. A statement's searches are counted; once the transaction holds the table lock
+ * (the trigger takes it after BULK_LOCKS rows' locks, dedupe_locks.c, or the user did),
+ * the filter is made when the index pages to read are few against the searches done so
+ * far (reading a page costs about what a row's search costs; the rows still to come are
+ * guessed as many as those seen), within maintenance_work_mem (the load's plan's budget
+ * too); past it, the filter is dropped and the statement searches every row. Not under
+ * SERIALIZABLE (the searches' predicate locks are part of what it checks).
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/proc.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "capi/near_filter_capi.h"
+#include "pg/compat.h"
+#include "pg/dedupe.h"
+#include "pg/simhash_pg.h"
+
+/* Searches of one statement before the filter is considered, and between two looks. */
+#define FILTER_MIN_SEARCHES 256
+#define FILTER_LOOK_EVERY 256
+
+/*
+ * The filter is made when the index pages to read are at most this many times the
+ * statement's searches so far: measured (bench/bench_dedupe.sh), reading a page of a
+ * block index whole costs about what one row's k + 1 descents do.
+ */
+#define FILTER_PAGES_PER_SEARCH 1
+
+typedef struct TableFilter
+{
+	Oid			root;
+	LocalTransactionId lxid;
+	SubTransactionId subxid;
+	int			k;				/* the trigger's distance and columns (in root) */
+	AttrNumber	text_attno;
+	AttrNumber	fp_attno;
+	CommandId	cid;			/* the command id the next row must find */
+	uint64		searches;		/* of the statement, while the command id held */
+	uint64		next_look;
+	bool		given_up;		/* too large, or not allowed: not again in this statement */
+	simhash_near_filter *fps;	/* NULL until made */
+	int			ntargets;
+	int64	   *updated;		/* each target's updates (updates_counted()) when made */
+	Size		budget;
+	uint64		members;
+	uint64		spared;
+	MemoryContext cxt;
+} TableFilter;
+
+static TableFilter *table_filter;
+
+/* Frees the filter's C++ side when its context goes (end of transaction, or dropped). */
+static void
+free_table_filter(void *arg)
+{
+	TableFilter *f = (TableFilter *) arg;
+
+	simhash_near_filter_free(f->fps);
+	f->fps = NULL;
+	if (table_filter == f)
+		table_filter = NULL;
+}
+
+static void
+drop_filter(void)
+{
+	if (table_filter != NULL)
+	{
+		TableFilter *f = table_filter;
+
+		table_filter = NULL;
+		if (f->fps != NULL)
+			elog(DEBUG1, "simhash_dedupe: table filter dropped (%llu searches spared)",
+				 (unsigned long long) f->spared);
+		MemoryContextDelete(f->cxt);
+	}
+}
+
+/* True when the trigger of config c searches as the filter's does. */
+static bool
+same_search(const TableFilter *f, const DedupeConfig *c)
+{
+	return f->root == c->root && f->k == c->k && c->min_similarity == 0 &&
+		f->text_attno == c->root_text_attno && f->fp_attno == c->root_fp_attno;
+}
+
+/* A new state for the statement now running, for c's trigger. */
+static TableFilter *
+start(DedupeConfig *c)
+{
+	MemoryContext cxt = AllocSetContextCreate(TopTransactionContext, "simhash table filter",
+											  ALLOCSET_SMALL_SIZES);
+	TableFilter *f = MemoryContextAllocZero(cxt, sizeof(TableFilter));
+	MemoryContextCallback *cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+
+	f->cxt = cxt;
+	f->root = c->root;
+	f->lxid = SIMHASH_MY_LXID;
+	f->subxid = GetCurrentSubTransactionId();
+	f->k = c->k;
+	f->text_attno = c->root_text_attno;
+	f->fp_attno = c->root_fp_attno;
+	f->next_look = FILTER_MIN_SEARCHES;
+	cb->func = free_table_filter;
+	cb->arg = f;
+	MemoryContextRegisterResetCallback(cxt, cb);
+	table_filter = f;
+	return f;
+}
+
+/*
+ * The command id the trigger leaves for the next row: the current one, marked used, so
+ * that any SQL a function runs before the next row (SPI increments the command counter
+ * before each statement that may write, but only past a used id) moves it on.
+ */
+static void
+expect(TableFilter *f)
+{
+	f->cid = GetCurrentCommandId(true);
+}
+
+/*
+ * The rows this transaction has updated in relation relid, as its table statistics count
+ * them (every update, whatever statement or trigger made it; nothing else moves the
+ * count but a TRUNCATE, which zeroes it): false when they are not counted (track_counts
+ * off, or not yet for this relation).
+ */
+static bool
+updates_counted(Oid relid, int64 *count)
+{
+	Relation	rel = RelationIdGetRelation(relid);
+	struct PgStat_TableStatus *st;
+	bool		ok = false;
+
+	if (rel == NULL)
+		return false;
+	st = rel->pgstat_info;
+	if (st != NULL)
+	{
+		*count = SIMHASH_TABSTAT_UPDATED(st);
+		for (struct PgStat_TableXactStatus *x = st->trans; x != NULL; x = x->upper)
+			*count += x->tuples_updated;
+		ok = true;
+	}
+	RelationClose(rel);
+	return ok;
+}
+
+/* True when no target has had a row updated since the filter was made. */
+static bool
+no_updates(TableFilter *f, DedupeConfig *c, bool baseline)
+{
+	for (int t = 0; t < c->ntargets; t++)
+	{
+		int64		n;
+
+		if (!updates_counted(c->targets[t].relid, &n))
+			return false;
+		if (baseline)
+			f->updated[t] = n;
+		else if (n != f->updated[t])
+			return false;
+	}
+	return true;
+}
+
+/* The block index with the fingerprint of target t, or InvalidOid. */
+static Oid
+fingerprint_index(const DedupeTarget *t)
+{
+	for (int i = 0; i < t->plan.blocks; i++)
+		if (OidIsValid(t->indexes[i]) && t->has_fingerprint[i])
+			return t->indexes[i];
+	return InvalidOid;
+}
+
+/* Pages of the indexes the filter would read; false when a target has none to read. */
+static bool
+pages_to_read(DedupeConfig *c, BlockNumber *pages)
+{
+	*pages = 0;
+	for (int t = 0; t < c->ntargets; t++)
+	{
+		Oid			ind = fingerprint_index(&c->targets[t]);
+		Relation	r;
+
+		if (!OidIsValid(ind))
+			return false;
+		r = index_open(ind, AccessShareLock);
+		*pages += RelationGetNumberOfBlocks(r);
+		index_close(r, NoLock);
+	}
+	return true;
+}
+
+/* Adds fp to the filter; false past the budget (or out of memory). */
+static bool
+add(TableFilter *f, uint64 fp)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+
+	if (simhash_near_filter_add(f->fps, fp, errbuf, sizeof(errbuf)) != SIMHASH_OK)
+		return false;
+	f->members++;
+	return (f->members & 1023) != 0 || simhash_near_filter_bytes(f->fps) <= f->budget;
+}
+
+/* Reads every fingerprint of the fingerprint index of each target; false past the budget. */
+static bool
+fill(TableFilter *f, DedupeConfig *c)
+{
+	for (int t = 0; t < c->ntargets; t++)
+	{
+		Relation	heap = table_open(c->targets[t].relid, AccessShareLock);
+		Relation	ind = index_open(fingerprint_index(&c->targets[t]), AccessShareLock);
+		IndexScanDesc scan;
+		bool		ok = true;
+		bool		have_last = false;
+		uint64		last = 0;
+		uint64		n = 0;
+
+		scan = index_beginscan(heap, ind, SnapshotAny, 0, 0);
+		scan->xs_want_itup = true;
+		index_rescan(scan, NULL, 0, NULL, 0);
+		while (ok && index_getnext_tid(scan, ForwardScanDirection) != NULL)
+		{
+			bool		isnull;
+			Datum		d = index_getattr(scan->xs_itup, 2, scan->xs_itupdesc, &isnull);
+			uint64		fp;
+
+			if ((++n & 4095) == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (isnull)
+				continue;
+			fp = (uint64) DatumGetInt64(d);
+			/* entries come in (block, fp) order: copies of one fingerprint together */
+			if (have_last && fp == last)
+				continue;
+			have_last = true;
+			last = fp;
+			ok = add(f, fp);
+		}
+		index_endscan(scan);
+		index_close(ind, NoLock);
+		table_close(heap, NoLock);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* Makes the filter if the statement and the transaction's locks allow it and it pays. */
+static void
+consider(TableFilter *f, DedupeConfig *c, Trigger *tg)
+{
+	BlockNumber pages;
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+
+	f->next_look = f->searches + FILTER_LOOK_EVERY;
+	if (!dedupe_holds_table(c))
+		return;
+	if (IsolationIsSerializable() || filter_unsafe(c, tg->tgname, tg->tgfoid) ||
+		!pages_to_read(c, &pages))
+	{
+		f->given_up = true;
+		return;
+	}
+	f->ntargets = c->ntargets;
+	f->updated = MemoryContextAlloc(f->cxt, sizeof(int64) * Max(c->ntargets, 1));
+	if (!no_updates(f, c, true))
+		return;					/* not counted yet: later */
+	if ((uint64) pages > f->searches * FILTER_PAGES_PER_SEARCH)
+		return;
+	f->budget = (Size) maintenance_work_mem * 1024;
+	simhash_check_status(simhash_near_filter_create(c->k, &f->fps, errbuf, sizeof(errbuf)),
+						 errbuf);
+	if (!fill(f, c))
+	{
+		elog(DEBUG1, "simhash_dedupe: table filter past maintenance_work_mem after %llu fingerprints",
+			 (unsigned long long) f->members);
+		simhash_near_filter_free(f->fps);
+		f->fps = NULL;
+		f->given_up = true;
+		return;
+	}
+	elog(DEBUG1, "simhash_dedupe: table filter of %llu fingerprints after %llu searches",
+		 (unsigned long long) f->members, (unsigned long long) f->searches);
+}
+
+/*
+ * Called first for every row the trigger sees with a distance: the state (and filter) of
+ * an earlier statement, or of this one once SQL wrote meanwhile, is dropped.
+ */
+void
+table_filter_row(DedupeConfig *c)
+{
+	TableFilter *f = table_filter;
+
+	if (f != NULL && (f->lxid != SIMHASH_MY_LXID || f->subxid != GetCurrentSubTransactionId() ||
+					  f->cid != GetCurrentCommandId(false) || !same_search(f, c) ||
+					  (f->fps != NULL && (f->ntargets != c->ntargets || !no_updates(f, c, false)))))
+		drop_filter();
+}
+
+bool
+table_filter_clear(DedupeConfig *c, uint64 fp)
+{
+	TableFilter *f = table_filter;
+
+	if (f == NULL || f->fps == NULL || simhash_near_filter_may_have(f->fps, fp))
+		return false;
+	f->spared++;
+	return true;
+}
+
+void
+table_filter_searched(DedupeConfig *c, Trigger *tg)
+{
+	TableFilter *f = table_filter;
+
+	if (c->min_similarity > 0 || !c->indexed)
+		return;
+	if (f == NULL)
+		f = start(c);
+	f->searches++;
+	if (f->fps == NULL && !f->given_up && f->searches >= f->next_look)
+		consider(f, c, tg);
+	expect(f);
+}
+
+void
+table_filter_written(DedupeConfig *c, uint64 fp)
+{
+	TableFilter *f = table_filter;
+
+	if (f == NULL)
+		return;
+	if (f->fps != NULL && !add(f, fp))
+	{
+		elog(DEBUG1, "simhash_dedupe: table filter past maintenance_work_mem");
+		simhash_near_filter_free(f->fps);
+		f->fps = NULL;
+		f->given_up = true;
+	}
+	expect(f);
+}
