@@ -1,5 +1,6 @@
 #include "core/near_filter.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -10,17 +11,40 @@ namespace simhash {
 
 namespace {
 constexpr std::size_t kFirstSlots = 64;
+// The recent tier is merged once it holds max(kMinRecent, settled / kRecentShare) members.
+constexpr std::size_t kMinRecent = 1024;
+constexpr std::size_t kRecentShare = 8;
+// Settled members read per chain link of max_walk: they lie side by side.
+constexpr std::size_t kScanPerLink = 16;
+constexpr int kMaxPrefixBits = 16;
 
 // Room for one more element, growing geometrically (reserve(size + 1) would copy each time).
 template <class T>
 void room_for_one(std::vector<T>& v) {
   if (v.size() == v.capacity()) v.reserve(v.empty() ? 64 : 2 * v.capacity());
 }
+
+std::uint64_t rotl(std::uint64_t x, int s) noexcept {
+  return s == 0 ? x : (x << s) | (x >> (64 - s));
+}
+
+// Bits of the start table for n settled members of a block of `width` bits: about one
+// member a start (at most 2^16 entries).
+int prefix_bits_for(std::size_t n, int width) noexcept {
+  int p = 1;
+  while (p < kMaxPrefixBits && p < width && (std::size_t{1} << (p + 1)) <= n) p++;
+  return p < width ? p : width;
+}
 }  // namespace
 
 NearFilter::NearFilter(int k, std::size_t max_walk) : k_(k), blocks_(k + 1), max_walk_(max_walk) {
   if (k < 0 || k > 16) throw std::invalid_argument("NearFilter: k must be between 0 and 16");
   if (max_walk == 0) throw std::invalid_argument("NearFilter: max_walk must be at least 1");
+  for (int b = 0; b < blocks_; b++) {
+    low_.push_back(64 * b / blocks_);
+    width_.push_back(64 * (b + 1) / blocks_ - 64 * b / blocks_);
+  }
+  settled_.resize(static_cast<std::size_t>(blocks_));
   next_.resize(static_cast<std::size_t>(blocks_));
   tables_.resize(static_cast<std::size_t>(blocks_));
   for (Table& t : tables_) t.slots.assign(kFirstSlots, Slot{0, -1});
@@ -28,10 +52,16 @@ NearFilter::NearFilter(int k, std::size_t max_walk) : k_(k), blocks_(k + 1), max
 
 // Block `block` of k + 1 blocks (the first 64 i / (k + 1) bits ... ), moved down to bit 0.
 std::uint64_t NearFilter::block_key(std::uint64_t fp, int block) const noexcept {
-  const int low = 64 * block / blocks_;
-  const int width = 64 * (block + 1) / blocks_ - low;
+  const int width = width_[static_cast<std::size_t>(block)];
   const std::uint64_t mask = width >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
-  return (fp >> low) & mask;
+  return (fp >> low_[static_cast<std::size_t>(block)]) & mask;
+}
+
+// fp rotated so that the bits of `block` come first (the top bits): sorting rotated
+// fingerprints groups them by the block's value. Rotation keeps Hamming distances.
+std::uint64_t NearFilter::rotate(std::uint64_t fp, int block) const noexcept {
+  const auto b = static_cast<std::size_t>(block);
+  return rotl(fp, (64 - (low_[b] + width_[b])) & 63);
 }
 
 NearFilter::Slot& NearFilter::find_slot(Table& t, std::uint64_t value) {
@@ -58,17 +88,52 @@ void NearFilter::grow(Table& t) {
     if (s.head >= 0) find_slot(t, s.value) = s;
 }
 
+// Moves the recent members into the settled arrays, block by block. Should an allocation
+// fail half way, the blocks already merged hold the recent members twice (settled and
+// still recent): answers stay right.
+void NearFilter::merge() {
+  for (int b = 0; b < blocks_; b++) {
+    Settled& st = settled_[static_cast<std::size_t>(b)];
+    std::vector<std::uint64_t> add;
+    add.reserve(recent_.size());
+    for (std::uint64_t fp : recent_) add.push_back(rotate(fp, b));
+    std::sort(add.begin(), add.end());
+    Settled next;
+    next.rotated.resize(st.rotated.size() + add.size());
+    std::merge(st.rotated.begin(), st.rotated.end(), add.begin(), add.end(), next.rotated.begin());
+    const std::size_t n = next.rotated.size();
+    next.prefix_bits = prefix_bits_for(n, width_[static_cast<std::size_t>(b)]);
+    const std::size_t values = std::size_t{1} << next.prefix_bits;
+    next.start.resize(values + 1);
+    std::size_t i = 0;
+    for (std::size_t v = 0; v <= values; v++) {
+      while (i < n && (next.rotated[i] >> (64 - next.prefix_bits)) < v) i++;
+      next.start[v] = static_cast<std::uint32_t>(i);
+    }
+    st = std::move(next);
+  }
+  settled_size_ += recent_.size();
+  recent_.clear();
+  for (int b = 0; b < blocks_; b++) {
+    next_[static_cast<std::size_t>(b)].clear();
+    Table& t = tables_[static_cast<std::size_t>(b)];
+    std::fill(t.slots.begin(), t.slots.end(), Slot{0, -1});
+    t.used = 0;
+  }
+}
+
 void NearFilter::add(std::uint64_t fp) {
-  if (fps_.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+  if (size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
     throw std::length_error("NearFilter: more than 2^31 - 1 members");
-  const auto member = static_cast<std::int32_t>(fps_.size());
+  if (recent_.size() >= std::max(kMinRecent, settled_size_ / kRecentShare)) merge();
+  const auto member = static_cast<std::int32_t>(recent_.size());
   // Room first, so that a bad_alloc leaves the filter as it was.
   for (int b = 0; b < blocks_; b++) {
     Table& t = tables_[static_cast<std::size_t>(b)];
     if (2 * (t.used + 1) > t.slots.size()) grow(t);
     room_for_one(next_[static_cast<std::size_t>(b)]);
   }
-  room_for_one(fps_);
+  room_for_one(recent_);
   for (int b = 0; b < blocks_; b++) {
     Table& t = tables_[static_cast<std::size_t>(b)];
     Slot& s = find_slot(t, block_key(fp, b));
@@ -79,17 +144,42 @@ void NearFilter::add(std::uint64_t fp) {
     next_[static_cast<std::size_t>(b)].push_back(s.head);
     s.head = member;
   }
-  fps_.push_back(fp);
+  recent_.push_back(fp);
+}
+
+// The settled members sharing block `block` with fp: true at one within k, or once
+// `scanned` reaches the bound.
+bool NearFilter::settled_may_have(std::uint64_t fp, int block, std::size_t& scanned) const {
+  const Settled& st = settled_[static_cast<std::size_t>(block)];
+  if (st.rotated.empty()) return false;
+  const int width = width_[static_cast<std::size_t>(block)];
+  const std::uint64_t q = rotate(fp, block);
+  const std::uint64_t top = q >> (64 - st.prefix_bits);
+  auto it = st.rotated.begin() + st.start[top];
+  auto end = st.rotated.begin() + st.start[top + 1];
+  if (st.prefix_bits < width) {
+    // Several values of the block share the prefix: the run of fp's own value.
+    const std::uint64_t first = q >> (64 - width) << (64 - width);
+    it = std::lower_bound(it, end, first);
+  }
+  const std::size_t bound = kScanPerLink * max_walk_;
+  for (; it != end && (*it ^ q) >> (64 - width) == 0; ++it) {
+    if (hamming(*it, q) <= k_) return true;
+    if (++scanned >= bound) return true;
+  }
+  return false;
 }
 
 bool NearFilter::may_have_within(std::uint64_t fp) const {
   std::size_t walked = 0;
+  std::size_t scanned = 0;
   for (int b = 0; b < blocks_; b++) {
+    if (settled_may_have(fp, b, scanned)) return true;
     const Slot* s = find_slot(tables_[static_cast<std::size_t>(b)], block_key(fp, b));
     if (s == nullptr) continue;
     const std::vector<std::int32_t>& next = next_[static_cast<std::size_t>(b)];
     for (std::int32_t m = s->head; m >= 0; m = next[static_cast<std::size_t>(m)]) {
-      if (hamming(fps_[static_cast<std::size_t>(m)], fp) <= k_) return true;
+      if (hamming(recent_[static_cast<std::size_t>(m)], fp) <= k_) return true;
       if (++walked >= max_walk_) return true;
     }
   }
@@ -97,9 +187,11 @@ bool NearFilter::may_have_within(std::uint64_t fp) const {
 }
 
 std::size_t NearFilter::bytes() const noexcept {
-  std::size_t n = fps_.capacity() * sizeof(std::uint64_t);
+  std::size_t n = recent_.capacity() * sizeof(std::uint64_t);
   for (const auto& v : next_) n += v.capacity() * sizeof(std::int32_t);
   for (const Table& t : tables_) n += t.slots.capacity() * sizeof(Slot);
+  for (const Settled& st : settled_)
+    n += st.rotated.capacity() * sizeof(std::uint64_t) + st.start.capacity() * sizeof(std::uint32_t);
   return n;
 }
 

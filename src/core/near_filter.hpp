@@ -1,18 +1,28 @@
 // A growing set of fingerprints that answers "could a fingerprint have a member within k
-// bits?" with no false "no": the in-memory side of a bulk load that dedupes its rows
-// against each other (simhash_dedupe_insert(), src/pg/dedupe_bulk.c).
+// bits?" with no false "no": the in-memory side of the dedupe trigger's filters (a bulk
+// load's rows, simhash_dedupe_insert(), src/pg/dedupe_bulk.c; a long statement's whole
+// table, src/pg/dedupe_table_filter.c).
 //
 // The 64 bits are cut into k + 1 blocks (core/blocks.hpp): two fingerprints within k bits
-// agree on at least one block (pigeonhole). Each block has a hash table from its value to
-// the newest member with that value, and the members form one chain per block and value
-// (next_[block][member]). may_have_within() walks the chains of the k + 1 blocks of its
-// fingerprint and answers true at the first member within k; it also answers true ("maybe")
-// once it has looked at max_walk members without deciding, so a skewed block (many members
-// sharing a value) costs a bounded amount per query instead of a scan. A "maybe" is never
-// wrong for the caller: it then runs its exact search.
+// agree on at least one block (pigeonhole). Members live in two tiers:
+// - the settled ones, for each block one array of the members rotated so that the block's
+//   bits come first, sorted (so the members sharing a block value lie side by side, as in
+//   a block index), with a table of where each value of the block's first bits starts:
+//   a query reads one short run per block, from contiguous memory;
+// - the recent ones (added since the last merge), for each block a hash table from its
+//   value to the newest member with that value, and one chain per block and value.
+// The recent tier is merged into the settled one once it holds an eighth of it (at least
+// kMinRecent members), so adding n members costs O(n log n) in all.
 //
-// Memory: 8 + 4 (k + 1) bytes a member, plus the tables (16 bytes a slot, at most half
-// full): bytes() is what it holds.
+// may_have_within() answers true at the first member within k; it also answers true
+// ("maybe") once it has followed max_walk chain links, or read 16 max_walk settled
+// members, without deciding, so a skewed block (many members sharing a value) costs a
+// bounded amount per query instead of a scan. A "maybe" is never wrong for the caller: it
+// then runs its exact search.
+//
+// Memory: 8 (k + 1) bytes a settled member plus, a block, a start table of at most 2^16
+// + 1 entries of 4 bytes; the recent tier 8 + 4 (k + 1) bytes a member plus its hash
+// tables (16 bytes a slot, at most half full): bytes() is what it holds.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -27,36 +37,51 @@ class NearFilter {
   // k: the Hamming radius, 0..16 (std::invalid_argument otherwise). max_walk >= 1.
   explicit NearFilter(int k, std::size_t max_walk = 64);
 
-  // Adds a member (a fingerprint may be added more than once).
+  // Adds a member (a fingerprint may be added more than once). On failure (bad_alloc,
+  // length_error) fp may be missing; every member added before is still answered for.
   void add(std::uint64_t fp);
 
   // False only when no member is within k bits of fp.
   bool may_have_within(std::uint64_t fp) const;
 
-  std::size_t size() const noexcept { return fps_.size(); }
+  std::size_t size() const noexcept { return settled_size_ + recent_.size(); }
   std::size_t bytes() const noexcept;
   int k() const noexcept { return k_; }
 
  private:
   struct Slot {
     std::uint64_t value;
-    std::int32_t head;  // newest member with this value, -1: empty slot
+    std::int32_t head;  // newest recent member with this value, -1: empty slot
   };
   struct Table {
     std::vector<Slot> slots;  // power-of-two size
     std::size_t used = 0;
   };
+  // One block's settled members: rotated (block bits first), sorted; start[v] is the first
+  // whose top prefix_bits bits are v (start has 2^prefix_bits + 1 entries).
+  struct Settled {
+    std::vector<std::uint64_t> rotated;
+    std::vector<std::uint32_t> start;
+    int prefix_bits = 0;
+  };
 
   std::uint64_t block_key(std::uint64_t fp, int block) const noexcept;
+  std::uint64_t rotate(std::uint64_t fp, int block) const noexcept;
   Slot& find_slot(Table& t, std::uint64_t value);
   const Slot* find_slot(const Table& t, std::uint64_t value) const;
   void grow(Table& t);
+  void merge();
+  bool settled_may_have(std::uint64_t fp, int block, std::size_t& scanned) const;
 
   int k_;
   int blocks_;
   std::size_t max_walk_;
-  std::vector<std::uint64_t> fps_;
-  std::vector<std::vector<std::int32_t>> next_;  // per block: the previous member with its value
+  std::vector<int> low_;    // per block: its first bit
+  std::vector<int> width_;  // per block: its number of bits
+  std::vector<Settled> settled_;
+  std::size_t settled_size_ = 0;
+  std::vector<std::uint64_t> recent_;
+  std::vector<std::vector<std::int32_t>> next_;  // per block: the previous recent member with its value
   std::vector<Table> tables_;
 };
 

@@ -51,13 +51,40 @@ TEST(NearFilter, ExactAgainstBruteForceForEveryK) {
   }
 }
 
+// Many members (the recent tier merged into the settled arrays again and again, start
+// tables of every size, blocks wider than their start table's prefix at k = 0 and 1),
+// queries between the adds: exact with an unbounded walk.
+TEST(NearFilter, ExactAcrossMergesAgainstBruteForce) {
+  for (int k : {0, 1, 3, 6, 16}) {
+    std::mt19937_64 rng(77 + static_cast<unsigned>(k));
+    NearFilter f(k, 1u << 30);
+    std::vector<std::uint64_t> members;
+    for (int i = 0; i < 150000; i++) {
+      // families: a tenth of the members lie within k + 1 of an earlier one
+      std::uint64_t m = i % 10 == 0 && !members.empty()
+                            ? flip(members[rng() % members.size()], static_cast<int>(rng() % (k + 2)), rng)
+                            : rng();
+      f.add(m);
+      members.push_back(m);
+      if (i % 997 == 0) {
+        for (int j = 0; j < 20; j++) {
+          const int d = std::max(0, k + static_cast<int>(rng() % 3) - 1);
+          std::uint64_t q = j % 4 == 0 ? rng() : flip(members[rng() % members.size()], d, rng);
+          ASSERT_EQ(f.may_have_within(q), brute_within(members, q, k)) << "k=" << k << " i=" << i;
+        }
+      }
+    }
+    EXPECT_EQ(f.size(), members.size());
+  }
+}
+
 TEST(NearFilter, BoundedWalkSaysMaybeNeverNo) {
   // Skewed: every member shares block 0 (low 16 bits zero) and is far from the queries.
   const int k = 3;
   NearFilter f(k, 8);
   std::vector<std::uint64_t> members;
   std::mt19937_64 rng(7);
-  for (int i = 0; i < 2000; i++) {
+  for (int i = 0; i < 20000; i++) {
     std::uint64_t m = rng() & ~std::uint64_t{0xFFFF};
     f.add(m);
     members.push_back(m);
