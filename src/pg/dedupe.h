@@ -29,6 +29,10 @@
  * a threshold, the all-pairs engine's pairs among its distinct texts and
  * a search of the table once a text (the load's plan) answer the trigger
  * in place of its search wherever they decide it.
+ *
+ * With a distance, a long statement (COPY, INSERT ... SELECT) under the    dedupe_table_filter.c
+ * table lock: the table's fingerprints read once from a block index into
+ * memory, and rows with none within k written without a search.
  */
 #ifndef SIMHASH_PG_DEDUPE_H
 #define SIMHASH_PG_DEDUPE_H
