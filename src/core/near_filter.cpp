@@ -147,18 +147,16 @@ void NearFilter::add(std::uint64_t fp) {
   recent_.push_back(fp);
 }
 
-// The settled members sharing block `block` with fp: true at one within k, or once
-// `scanned` reaches the bound.
-bool NearFilter::settled_may_have(std::uint64_t fp, int block, std::size_t& scanned) const {
+// The settled members of block `block` in rotated[from, to) that share the block with q
+// (fp rotated for the block): true at one within k, or once `scanned` reaches the bound.
+bool NearFilter::settled_may_have(std::uint64_t q, int block, std::size_t from, std::size_t to,
+                                  std::size_t& scanned) const {
   const Settled& st = settled_[static_cast<std::size_t>(block)];
-  if (st.rotated.empty()) return false;
   const int width = width_[static_cast<std::size_t>(block)];
-  const std::uint64_t q = rotate(fp, block);
-  const std::uint64_t top = q >> (64 - st.prefix_bits);
-  auto it = st.rotated.begin() + st.start[top];
-  auto end = st.rotated.begin() + st.start[top + 1];
+  auto it = st.rotated.begin() + static_cast<std::ptrdiff_t>(from);
+  auto end = st.rotated.begin() + static_cast<std::ptrdiff_t>(to);
   if (st.prefix_bits < width) {
-    // Several values of the block share the prefix: the run of fp's own value.
+    // Several values of the block share the prefix: the run of q's own value.
     const std::uint64_t first = q >> (64 - width) << (64 - width);
     it = std::lower_bound(it, end, first);
   }
@@ -170,11 +168,35 @@ bool NearFilter::settled_may_have(std::uint64_t fp, int block, std::size_t& scan
   return false;
 }
 
+// The k + 1 blocks' lookups are independent: each step is done for every block before the
+// next (start table, then settled run, then recent chain), with the memory of the next step
+// fetched ahead, so that their cache misses overlap instead of following one another.
 bool NearFilter::may_have_within(std::uint64_t fp) const {
-  std::size_t walked = 0;
-  std::size_t scanned = 0;
+  constexpr int kMaxBlocks = 17;
+  std::uint64_t q[kMaxBlocks];
+  std::size_t from[kMaxBlocks];
+  std::size_t to[kMaxBlocks];
   for (int b = 0; b < blocks_; b++) {
-    if (settled_may_have(fp, b, scanned)) return true;
+    const Settled& st = settled_[static_cast<std::size_t>(b)];
+    q[b] = rotate(fp, b);
+    if (!st.start.empty()) __builtin_prefetch(&st.start[q[b] >> (64 - st.prefix_bits)]);
+    const Table& t = tables_[static_cast<std::size_t>(b)];
+    __builtin_prefetch(&t.slots[mix64(block_key(fp, b)) & (t.slots.size() - 1)]);
+  }
+  for (int b = 0; b < blocks_; b++) {
+    const Settled& st = settled_[static_cast<std::size_t>(b)];
+    from[b] = to[b] = 0;
+    if (st.start.empty()) continue;
+    const std::uint64_t top = q[b] >> (64 - st.prefix_bits);
+    from[b] = st.start[top];
+    to[b] = st.start[top + 1];
+    if (from[b] < to[b]) __builtin_prefetch(&st.rotated[from[b]]);
+  }
+  std::size_t scanned = 0;
+  for (int b = 0; b < blocks_; b++)
+    if (from[b] < to[b] && settled_may_have(q[b], b, from[b], to[b], scanned)) return true;
+  std::size_t walked = 0;
+  for (int b = 0; b < blocks_; b++) {
     const Slot* s = find_slot(tables_[static_cast<std::size_t>(b)], block_key(fp, b));
     if (s == nullptr) continue;
     const std::vector<std::int32_t>& next = next_[static_cast<std::size_t>(b)];

@@ -71,7 +71,8 @@ class NearFilter {
   const Slot* find_slot(const Table& t, std::uint64_t value) const;
   void grow(Table& t);
   void merge();
-  bool settled_may_have(std::uint64_t fp, int block, std::size_t& scanned) const;
+  bool settled_may_have(std::uint64_t q, int block, std::size_t from, std::size_t to,
+                        std::size_t& scanned) const;
 
   int k_;
   int blocks_;
