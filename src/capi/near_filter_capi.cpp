@@ -32,6 +32,15 @@ extern "C" simhash_status simhash_near_filter_add(simhash_near_filter *filter, u
   });
 }
 
+extern "C" simhash_status simhash_near_filter_add_many(simhash_near_filter *filter,
+                                                       const uint64_t *fps, size_t n,
+                                                       char *errbuf, size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    filter->filter.add_many(fps, n);
+    return SIMHASH_OK;
+  });
+}
+
 extern "C" int simhash_near_filter_may_have(const simhash_near_filter *filter,
                                             uint64_t fp) noexcept {
   return filter->filter.may_have_within(fp) ? 1 : 0;

@@ -31,6 +31,10 @@ void simhash_near_filter_free(simhash_near_filter *filter) SIMHASH_NOEXCEPT;
 simhash_status simhash_near_filter_add(simhash_near_filter *filter, uint64_t fp, char *errbuf,
                                        size_t errcap) SIMHASH_NOEXCEPT;
 
+/* Adds fps[0..n) at once (much cheaper than n adds); on failure the filter is unchanged. */
+simhash_status simhash_near_filter_add_many(simhash_near_filter *filter, const uint64_t *fps,
+                                            size_t n, char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+
 /* 0 only when no member lies within k bits of fp; 1 when one may (or does). */
 int simhash_near_filter_may_have(const simhash_near_filter *filter, uint64_t fp) SIMHASH_NOEXCEPT;
 

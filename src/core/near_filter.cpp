@@ -1,6 +1,7 @@
 #include "core/near_filter.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -88,31 +89,61 @@ void NearFilter::grow(Table& t) {
     if (s.head >= 0) find_slot(t, s.value) = s;
 }
 
-// Moves the recent members into the settled arrays, block by block. Should an allocation
-// fail half way, the blocks already merged hold the recent members twice (settled and
-// still recent): answers stay right.
-void NearFilter::merge() {
+namespace {
+// Sorts v by radix, 16 bits a pass (scratch: a buffer of v's size).
+void radix_sort(std::vector<std::uint64_t>& v, std::vector<std::uint64_t>& scratch) {
+  if (v.size() < 4096) {
+    std::sort(v.begin(), v.end());
+    return;
+  }
+  scratch.resize(v.size());
+  std::vector<std::size_t> count(std::size_t{1} << 16);
+  for (int shift = 0; shift < 64; shift += 16) {
+    std::fill(count.begin(), count.end(), 0);
+    for (std::uint64_t x : v) count[(x >> shift) & 0xFFFF]++;
+    std::size_t sum = 0;
+    for (std::size_t& c : count) {
+      const std::size_t here = c;
+      c = sum;
+      sum += here;
+    }
+    for (std::uint64_t x : v) scratch[count[(x >> shift) & 0xFFFF]++] = x;
+    v.swap(scratch);
+  }
+}
+}  // namespace
+
+// Moves the recent members, and more[0..n), into the settled arrays, one block at a time
+// (a block's new array replaces the old one as soon as it is made, so only one block is
+// held twice). Should an allocation fail half way, the blocks already done hold members
+// that the others do not (the recent ones are still recent there): no answer becomes a
+// false "no" for a member added before, and more[] is not counted as added.
+void NearFilter::merge(const std::uint64_t* more, std::size_t n) {
+  std::vector<std::uint64_t> add;
+  std::vector<std::uint64_t> scratch;
+  add.reserve(recent_.size() + n);
   for (int b = 0; b < blocks_; b++) {
-    Settled& st = settled_[static_cast<std::size_t>(b)];
-    std::vector<std::uint64_t> add;
-    add.reserve(recent_.size());
+    const Settled& st = settled_[static_cast<std::size_t>(b)];
+    add.clear();
     for (std::uint64_t fp : recent_) add.push_back(rotate(fp, b));
-    std::sort(add.begin(), add.end());
+    for (std::size_t i = 0; i < n; i++) add.push_back(rotate(more[i], b));
+    radix_sort(add, scratch);
     Settled next;
-    next.rotated.resize(st.rotated.size() + add.size());
-    std::merge(st.rotated.begin(), st.rotated.end(), add.begin(), add.end(), next.rotated.begin());
-    const std::size_t n = next.rotated.size();
-    next.prefix_bits = prefix_bits_for(n, width_[static_cast<std::size_t>(b)]);
+    next.rotated.reserve(st.rotated.size() + add.size());
+    std::merge(st.rotated.begin(), st.rotated.end(), add.begin(), add.end(),
+               std::back_inserter(next.rotated));
+    const std::size_t total = next.rotated.size();
+    next.prefix_bits = prefix_bits_for(total, width_[static_cast<std::size_t>(b)]);
     const std::size_t values = std::size_t{1} << next.prefix_bits;
     next.start.resize(values + 1);
     std::size_t i = 0;
     for (std::size_t v = 0; v <= values; v++) {
-      while (i < n && (next.rotated[i] >> (64 - next.prefix_bits)) < v) i++;
+      while (i < total && (next.rotated[i] >> (64 - next.prefix_bits)) < v) i++;
       next.start[v] = static_cast<std::uint32_t>(i);
     }
-    st = std::move(next);
+    settled_[static_cast<std::size_t>(b)] = std::move(next);
   }
-  settled_size_ += recent_.size();
+  settled_size_ += recent_.size() + n;
   recent_.clear();
   for (int b = 0; b < blocks_; b++) {
     next_[static_cast<std::size_t>(b)].clear();
@@ -122,10 +153,16 @@ void NearFilter::merge() {
   }
 }
 
+void NearFilter::add_many(const std::uint64_t* fps, std::size_t n) {
+  if (n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()) - size())
+    throw std::length_error("NearFilter: more than 2^31 - 1 members");
+  merge(fps, n);
+}
+
 void NearFilter::add(std::uint64_t fp) {
   if (size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
     throw std::length_error("NearFilter: more than 2^31 - 1 members");
-  if (recent_.size() >= std::max(kMinRecent, settled_size_ / kRecentShare)) merge();
+  if (recent_.size() >= std::max(kMinRecent, settled_size_ / kRecentShare)) merge(nullptr, 0);
   const auto member = static_cast<std::int32_t>(recent_.size());
   // Room first, so that a bad_alloc leaves the filter as it was.
   for (int b = 0; b < blocks_; b++) {

@@ -12,7 +12,9 @@
 // - the recent ones (added since the last merge), for each block a hash table from its
 //   value to the newest member with that value, and one chain per block and value.
 // The recent tier is merged into the settled one once it holds an eighth of it (at least
-// kMinRecent members), so adding n members costs O(n log n) in all.
+// kMinRecent members), so adding n members costs O(n log n) in all (sorting by radix);
+// while merging, one block's settled array is held twice, beside two buffers of the
+// members being merged.
 //
 // may_have_within() answers true at the first member within k; it also answers true
 // ("maybe") once it has followed max_walk chain links, or read 16 max_walk settled
@@ -40,6 +42,11 @@ class NearFilter {
   // Adds a member (a fingerprint may be added more than once). On failure (bad_alloc,
   // length_error) fp may be missing; every member added before is still answered for.
   void add(std::uint64_t fp);
+
+  // Adds fps[0..n) at once, settled in one merge (what a filter made from a whole table
+  // does): much cheaper than n add()s. On failure some of fps[] may answer "maybe"; every
+  // member added before is still answered for.
+  void add_many(const std::uint64_t* fps, std::size_t n);
 
   // False only when no member is within k bits of fp.
   bool may_have_within(std::uint64_t fp) const;
@@ -70,7 +77,7 @@ class NearFilter {
   Slot& find_slot(Table& t, std::uint64_t value);
   const Slot* find_slot(const Table& t, std::uint64_t value) const;
   void grow(Table& t);
-  void merge();
+  void merge(const std::uint64_t* more, std::size_t n);
   bool settled_may_have(std::uint64_t q, int block, std::size_t from, std::size_t to,
                         std::size_t& scanned) const;
 

@@ -30,10 +30,10 @@
  * When. A statement's searches are counted; once the transaction holds the table lock
  * (the trigger takes it after BULK_LOCKS rows' locks, dedupe_locks.c, or the user did),
  * the filter is made when the index pages to read are few against the searches done so
- * far (reading a page costs about what a row's search costs; the rows still to come are
- * guessed as many as those seen), within maintenance_work_mem (the load's plan's budget
- * too); past it, the filter is dropped and the statement searches every row. Not under
- * SERIALIZABLE (the searches' predicate locks are part of what it checks).
+ * far (FILTER_SEARCHES_PER_PAGE: what it costs then is about what the searches did),
+ * within maintenance_work_mem (the load's plan's budget too: k + 1 copies of each
+ * fingerprint); past it, the filter is dropped and the statement searches every row. Not
+ * under SERIALIZABLE (the searches' predicate locks are part of what it checks).
  */
 #include "postgres.h"
 
@@ -59,11 +59,14 @@
 #define FILTER_LOOK_EVERY 256
 
 /*
- * The filter is made when the index pages to read are at most this many times the
- * statement's searches so far: measured (bench/bench_dedupe.sh), reading a page of a
- * block index whole costs about what one row's k + 1 descents do.
+ * The filter is made once the statement has searched this many times as many rows as
+ * the indexes it reads have pages. Measured at k = 3 (85,000 new rows into a table of 1M):
+ * making it costs about 50 us a page (reading about 300 entries, sorting them into k + 1
+ * arrays), one row's search 15 to 20 us. So a statement that ends right after the filter
+ * is made has spent at most about twice what its searches cost, and a long one saves
+ * nearly all of them.
  */
-#define FILTER_PAGES_PER_SEARCH 1
+#define FILTER_SEARCHES_PER_PAGE 2
 
 typedef struct TableFilter
 {
@@ -244,19 +247,38 @@ add(TableFilter *f, uint64 fp)
 	return (f->members & 1023) != 0 || simhash_near_filter_bytes(f->fps) <= f->budget;
 }
 
-/* Reads every fingerprint of the fingerprint index of each target; false past the budget. */
+/*
+ * Bytes a filter of n members at distance k holds: k + 1 settled copies of each
+ * fingerprint, plus the start tables. (While it is made, up to three more copies: the
+ * array read here, and two buffers of the merge; see near_filter.hpp.)
+ */
+static Size
+filter_bytes(uint64 n, int k)
+{
+	return (Size) (n * 8 * (uint64) (k + 1) + (uint64) (k + 1) * 65537 * 4);
+}
+
+/*
+ * Reads every fingerprint of the fingerprint index of each target into the filter, at
+ * once; false past the budget (nothing is added then).
+ */
 static bool
 fill(TableFilter *f, DedupeConfig *c)
 {
-	for (int t = 0; t < c->ntargets; t++)
+	uint64		cap = 1024;
+	uint64		n = 0;
+	uint64	   *fps = MemoryContextAllocHuge(f->cxt, cap * sizeof(uint64));
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	bool		ok = true;
+
+	for (int t = 0; t < c->ntargets && ok; t++)
 	{
 		Relation	heap = table_open(c->targets[t].relid, AccessShareLock);
 		Relation	ind = index_open(fingerprint_index(&c->targets[t]), AccessShareLock);
 		IndexScanDesc scan;
-		bool		ok = true;
 		bool		have_last = false;
 		uint64		last = 0;
-		uint64		n = 0;
+		uint64		read = 0;
 
 		scan = index_beginscan(heap, ind, SnapshotAny, 0, 0);
 		scan->xs_want_itup = true;
@@ -267,7 +289,7 @@ fill(TableFilter *f, DedupeConfig *c)
 			Datum		d = index_getattr(scan->xs_itup, 2, scan->xs_itupdesc, &isnull);
 			uint64		fp;
 
-			if ((++n & 4095) == 0)
+			if ((++read & 4095) == 0)
 				CHECK_FOR_INTERRUPTS();
 			if (isnull)
 				continue;
@@ -277,15 +299,30 @@ fill(TableFilter *f, DedupeConfig *c)
 				continue;
 			have_last = true;
 			last = fp;
-			ok = add(f, fp);
+			if (n == cap)
+			{
+				if (filter_bytes(2 * cap, c->k) > f->budget)
+				{
+					ok = false;
+					break;
+				}
+				cap *= 2;
+				fps = repalloc_huge(fps, cap * sizeof(uint64));
+			}
+			fps[n++] = fp;
 		}
 		index_endscan(scan);
 		index_close(ind, NoLock);
 		table_close(heap, NoLock);
-		if (!ok)
-			return false;
 	}
-	return true;
+	if (ok && filter_bytes(n, c->k) > f->budget)
+		ok = false;
+	if (ok && simhash_near_filter_add_many(f->fps, fps, n, errbuf, sizeof(errbuf)) != SIMHASH_OK)
+		ok = false;
+	if (ok)
+		f->members = n;
+	pfree(fps);
+	return ok;
 }
 
 /* Makes the filter if the statement and the transaction's locks allow it and it pays. */
@@ -308,15 +345,14 @@ consider(TableFilter *f, DedupeConfig *c, Trigger *tg)
 	f->updated = MemoryContextAlloc(f->cxt, sizeof(int64) * Max(c->ntargets, 1));
 	if (!no_updates(f, c, true))
 		return;					/* not counted yet: later */
-	if ((uint64) pages > f->searches * FILTER_PAGES_PER_SEARCH)
+	if ((uint64) pages * FILTER_SEARCHES_PER_PAGE > f->searches)
 		return;
 	f->budget = (Size) maintenance_work_mem * 1024;
 	simhash_check_status(simhash_near_filter_create(c->k, &f->fps, errbuf, sizeof(errbuf)),
 						 errbuf);
 	if (!fill(f, c))
 	{
-		elog(DEBUG1, "simhash_dedupe: table filter past maintenance_work_mem after %llu fingerprints",
-			 (unsigned long long) f->members);
+		elog(DEBUG1, "simhash_dedupe: no table filter: the table's fingerprints would take more than maintenance_work_mem");
 		simhash_near_filter_free(f->fps);
 		f->fps = NULL;
 		f->given_up = true;

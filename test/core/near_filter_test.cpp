@@ -78,6 +78,40 @@ TEST(NearFilter, ExactAcrossMergesAgainstBruteForce) {
   }
 }
 
+// add_many (a whole table at once) between single adds, with duplicates: exact.
+TEST(NearFilter, AddManyAgainstBruteForce) {
+  for (int k : {0, 3, 7}) {
+    std::mt19937_64 rng(500 + static_cast<unsigned>(k));
+    NearFilter f(k, 1u << 30);
+    std::vector<std::uint64_t> members;
+    for (int round = 0; round < 4; round++) {
+      std::vector<std::uint64_t> batch;
+      for (int i = 0; i < 30000; i++)
+        batch.push_back(i % 5 == 0 && !members.empty() ? members[rng() % members.size()]
+                        : i % 7 == 0 && !batch.empty()
+                            ? flip(batch[rng() % batch.size()], static_cast<int>(rng() % (k + 2)), rng)
+                            : rng());
+      f.add_many(batch.data(), batch.size());
+      members.insert(members.end(), batch.begin(), batch.end());
+      for (int i = 0; i < 3000; i++) {
+        std::uint64_t m = rng();
+        f.add(m);
+        members.push_back(m);
+      }
+      for (int j = 0; j < 300; j++) {
+        const int d = std::max(0, k + static_cast<int>(rng() % 3) - 1);
+        std::uint64_t q = j % 3 == 0 ? rng() : flip(members[rng() % members.size()], d, rng);
+        ASSERT_EQ(f.may_have_within(q), brute_within(members, q, k)) << "k=" << k << " round=" << round;
+      }
+    }
+    EXPECT_EQ(f.size(), members.size());
+  }
+  NearFilter empty(3);
+  empty.add_many(nullptr, 0);
+  EXPECT_EQ(empty.size(), 0u);
+  EXPECT_FALSE(empty.may_have_within(42));
+}
+
 TEST(NearFilter, BoundedWalkSaysMaybeNeverNo) {
   // Skewed: every member shares block 0 (low 16 bits zero) and is far from the queries.
   const int k = 3;
@@ -120,6 +154,9 @@ TEST(NearFilter, CApi) {
   EXPECT_EQ(simhash_near_filter_may_have(f, 0x0123456789ABCDEFULL ^ 0x7ULL), 1);
   EXPECT_EQ(simhash_near_filter_may_have(f, 0x0123456789ABCDEFULL ^ 0xFULL), 0);
   EXPECT_GT(simhash_near_filter_bytes(f), 0u);
+  const uint64_t many[] = {0xFFFF000000000000ULL, 0x00000000FFFF0000ULL};
+  ASSERT_EQ(simhash_near_filter_add_many(f, many, 2, err, sizeof(err)), SIMHASH_OK);
+  EXPECT_EQ(simhash_near_filter_may_have(f, 0xFFFF000000000001ULL), 1);
   simhash_near_filter_free(f);
   simhash_near_filter_free(nullptr);
 }
