@@ -412,7 +412,8 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 	{
 		find_near_duplicate(c, rel, old, &w, &found);
 		bulk_plan_searched(c, plan_row);
-		table_filter_searched(c, td->tg_trigger);
+		if (old == NULL)
+			table_filter_searched(c, td->tg_trigger);
 	}
 	if (found.any && c->policy == POLICY_REJECT)
 		reject(c, rel, td->tg_trigger, &found);

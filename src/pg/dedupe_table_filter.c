@@ -371,10 +371,20 @@ table_filter_row(DedupeConfig *c)
 {
 	TableFilter *f = table_filter;
 
-	if (f != NULL && (f->lxid != SIMHASH_MY_LXID || f->subxid != GetCurrentSubTransactionId() ||
-					  f->cid != GetCurrentCommandId(false) || !same_search(f, c) ||
-					  (f->fps != NULL && (f->ntargets != c->ntargets || !no_updates(f, c, false)))))
+	if (f == NULL)
+		return;
+	if (f->lxid != SIMHASH_MY_LXID || f->subxid != GetCurrentSubTransactionId() ||
+		f->cid != GetCurrentCommandId(false) || !same_search(f, c))
 		drop_filter();
+	else if (f->fps != NULL && (f->ntargets != c->ntargets || !no_updates(f, c, false)))
+	{
+		/* the statement updates the table: no filter again before it ends */
+		elog(DEBUG1, "simhash_dedupe: table filter dropped after an update (%llu searches spared)",
+			 (unsigned long long) f->spared);
+		simhash_near_filter_free(f->fps);
+		f->fps = NULL;
+		f->given_up = true;
+	}
 }
 
 bool
