@@ -25,7 +25,8 @@
 #   stress         test/stress/dedupe_stress.sh: 16 concurrent writers of near duplicates,
 #                  one row a transaction, then loads through simhash_dedupe_insert (the
 #                  filter, the plan): 16 writers of 40-row loads (lock keys) and of
-#                  400-row loads (the table lock); no deadlock allowed
+#                  400-row loads (the table lock); 16 writers of one 400-row INSERT each
+#                  after LOCK TABLE (the trigger's table filter); no deadlock allowed
 #   dump           test/dump/dump_restore.sh: pg_dump and restore keep layouts, indexes,
 #                  the dedupe trigger and the answers
 #   examples       examples/run.sh: the example programs with real drivers, Python
@@ -140,7 +141,8 @@ stage_tap() {
 stage_stress() {
     test/stress/dedupe_stress.sh &&
         test/stress/dedupe_stress.sh --mode bulk --rows-per-client 400 --batch 40 &&
-        test/stress/dedupe_stress.sh --mode bulk --rows-per-client 400 --batch 400
+        test/stress/dedupe_stress.sh --mode bulk --rows-per-client 400 --batch 400 &&
+        test/stress/dedupe_stress.sh --mode locked --rows-per-client 400 --batch 400 --limits 3
 }
 
 stage_dump() {

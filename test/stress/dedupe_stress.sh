@@ -8,7 +8,7 @@
 # than the policy's own 23505.
 #
 # Usage: test/stress/dedupe_stress.sh [--clients N] [--rows-per-client R] [--k K]
-#                                     [--mode rows|bulk|multirow] [--batch B] [--limits "3 0.8 0.8,sets"]
+#                                     [--mode rows|bulk|multirow|locked] [--batch B] [--limits "3 0.8 0.8,sets"]
 #   defaults: 16 clients, 150 rows each, k = 3, mode rows, limits k, 0.8, and 0.8 with the
 #   trigger's 'sets=sets' (candidates verified against stored shingle sets)
 #   --compare-one  also write the same statements through one connection, one after the
@@ -17,7 +17,10 @@
 # (default 200) through simhash_dedupe_insert(), which takes all the lock keys of its rows
 # at once, in one order, before writing any: no deadlock may occur; multirow, the same
 # transactions as one INSERT ... SELECT each, the trigger taking each row's keys as it goes:
-# the baseline, which deadlocks (and so fails) without any near duplicate being involved.
+# the baseline, which deadlocks (and so fails) without any near duplicate being involved;
+# locked, the same INSERT ... SELECT after LOCK TABLE docs IN SHARE ROW EXCLUSIVE MODE in
+# its transaction (writers one at a time; with a distance, the trigger's table filter of a
+# long statement reads the rows the writers before it committed).
 # With reject, a bulk or multirow transaction that meets a near duplicate fails whole.
 # Texts: paragraphs of /usr/share/doc/*/copyright (many licences are near copies of each
 # other) and their variants (case, punctuation, a deleted word). Exits non-zero on failure.
@@ -46,7 +49,7 @@ while [[ $# -gt 0 ]]; do
         *) die "unknown argument: $1" ;;
     esac
 done
-[[ ${mode} =~ ^(rows|bulk|multirow)$ ]] || die "unknown mode: ${mode}"
+[[ ${mode} =~ ^(rows|bulk|multirow|locked)$ ]] || die "unknown mode: ${mode}"
 [[ -n ${limits} ]] || limits="${k} 0.8 0.8,sets"
 
 pgcluster_start
@@ -118,6 +121,8 @@ SQL
             if [[ ${mode} == bulk ]]; then
                 # shellcheck disable=SC2016  # $q$ is SQL dollar quoting
                 printf 'SELECT simhash_dedupe_insert(%s, $q$%s$q$);\n' "'docs'" "${q}"
+            elif [[ ${mode} == locked ]]; then
+                printf 'BEGIN; LOCK TABLE docs IN SHARE ROW EXCLUSIVE MODE; INSERT INTO docs (body) %s; COMMIT;\n' "${q}"
             else
                 printf 'INSERT INTO docs (body) %s;\n' "${q}"
             fi
