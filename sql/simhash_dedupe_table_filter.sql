@@ -1,8 +1,9 @@
--- The table filter (dedupe_table_filter.c): with a distance, a long top-level COPY or INSERT
--- whose transaction holds the table lock reads the table's fingerprints from a block index
+-- The table filter (dedupe_table_filter.c): with a distance, a long COPY or INSERT whose
+-- transaction holds the table lock reads the table's fingerprints from a block index
 -- once, and the trigger then skips the search of a row with no fingerprint within k. The
 -- answer must be the trigger's, row for row: each statement here is compared with the same
--- rows inserted by the same statement run inside a function (nested SQL: no filter), for
+-- rows inserted one by one, in the same order, by a function (one INSERT a row: no
+-- statement searches often enough for a filter, which its DEBUG1 lines would show), for
 -- every policy, at k = 1, 3 and 6, into a table with rows in it and into a partitioned
 -- one; then the statements the filter must stay away from (a data-modifying WITH, ON
 -- CONFLICT DO UPDATE, SQL run by a default that writes the table, an UPDATE between two
@@ -23,8 +24,8 @@ FROM generate_series(1, 300) f, generate_series(0, 4) v;
 CREATE TABLE src AS SELECT row_number() OVER (ORDER BY md5(f || '/' || v)) AS id, body FROM fam;
 INSERT INTO src VALUES (2001, NULL), (2002, '...');
 
--- by_stmt is loaded by a top-level statement (the filter), by_func by the same statement
--- run in a function (no filter); both hold the same 200 rows first.
+-- by_stmt is loaded by one statement (the filter), by_func by the same rows inserted one by
+-- one (no filter); both hold the same 200 rows first.
 CREATE FUNCTION make_pair(k int, policy text) RETURNS void LANGUAGE plpgsql
 SET client_min_messages = warning AS $$
 BEGIN
@@ -42,12 +43,16 @@ BEGIN
     INSERT INTO by_func SELECT 5000 + id, body FROM src WHERE id % 8 = 0 ORDER BY id;
   END IF;
 END $$;
-CREATE FUNCTION load_func(tbl text, query text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE n bigint;
+CREATE FUNCTION load_func(tbl text, query text) RETURNS bigint LANGUAGE plpgsql
+SET client_min_messages = debug1 AS $$
+DECLARE n bigint := 0; m bigint; r record;
 BEGIN
   EXECUTE format('LOCK TABLE %I IN SHARE ROW EXCLUSIVE MODE', tbl);
-  EXECUTE format('INSERT INTO %I (id, body) ', tbl) || query;
-  GET DIAGNOSTICS n = ROW_COUNT;
+  FOR r IN EXECUTE query LOOP
+    EXECUTE format('INSERT INTO %I (id, body) VALUES ($1, $2)', tbl) USING r.id, r.body;
+    GET DIAGNOSTICS m = ROW_COUNT;
+    n := n + m;
+  END LOOP;
   RETURN n;
 END $$;
 -- The rows that differ between the two tables (0: the same rows, fingerprints, links).
