@@ -31,7 +31,11 @@ void simhash_near_filter_free(simhash_near_filter *filter) SIMHASH_NOEXCEPT;
 simhash_status simhash_near_filter_add(simhash_near_filter *filter, uint64_t fp, char *errbuf,
                                        size_t errcap) SIMHASH_NOEXCEPT;
 
-/* Adds fps[0..n) at once (much cheaper than n adds); on failure the filter is unchanged. */
+/*
+ * Adds fps[0..n) at once (much cheaper than n adds). On failure (out of memory, more than
+ * 2^31 - 1 members) every member added before is still answered for, and some of fps[] may
+ * answer "maybe": a caller that needs them all frees the filter.
+ */
 simhash_status simhash_near_filter_add_many(simhash_near_filter *filter, const uint64_t *fps,
                                             size_t n, char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
 

@@ -12,7 +12,8 @@
 // - the recent ones (added since the last merge), for each block a hash table from its
 //   value to the newest member with that value, and one chain per block and value.
 // The recent tier is merged into the settled one once it holds an eighth of it (at least
-// kMinRecent members), so adding n members costs O(n log n) in all (sorting by radix);
+// kMinRecent members), so adding n members costs O(n) in all (each merge sorts the recent
+// ones by radix and grows the settled tier by an eighth: a member is copied about nine times);
 // while merging, one block's settled array is held twice, beside two buffers of the
 // members being merged.
 //
