@@ -330,8 +330,14 @@ fill(TableFilter *f, DedupeConfig *c)
 		index_close(ind, NoLock);
 		table_close(heap, NoLock);
 	}
-	if (ok && simhash_near_filter_add_many(f->fps, fps, n, errbuf, sizeof(errbuf)) != SIMHASH_OK)
-		ok = false;
+	/* one block's sort a step, with a look for interrupts between them */
+	for (int step = 0; ok && step <= c->k + 1; step++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (simhash_near_filter_add_many_step(f->fps, fps, n, step, errbuf,
+											  sizeof(errbuf)) != SIMHASH_OK)
+			ok = false;
+	}
 	if (ok)
 		f->members = n;
 	pfree(fps);
