@@ -10,7 +10,8 @@
  * lies within k of the new row's, and it holds every fingerprint the trigger's search could
  * meet, in every target:
  * - it starts from one block index (simhash_block(fp, b, i), fp) of each target, read
- *   whole with SnapshotAny: every row version with an entry, live or dead, committed or not;
+ *   whole with SnapshotAny: every row version with an entry, live or dead, committed or not
+ *   (but entries the index marked dead to every transaction, which no search meets);
  * - it is made only while this transaction keeps every other writer out of the table and
  *   its partitions (SHARE or a stronger lock on each, held until the transaction ends:
  *   holds_table()), and used only in the subtransaction it was made in (one rolled back
