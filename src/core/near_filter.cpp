@@ -171,8 +171,7 @@ void NearFilter::add_many(const std::uint64_t* fps, std::size_t n) {
 void NearFilter::add_many_step(const std::uint64_t* fps, std::size_t n, int step) {
   if (step < 0 || step > blocks_)
     throw std::invalid_argument("NearFilter: add_many_step: step out of range");
-  if (step == 0 &&
-      n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()) - size())
+  if (step == 0 && n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()) - size())
     throw std::length_error("NearFilter: more than 2^31 - 1 members");
   if (step < blocks_)
     merge_block(step, fps, n);

@@ -52,10 +52,10 @@ class NearFilter {
   // add_many() in k + 2 steps, so that a caller can check for interrupts between them (a
   // step sorts one block's copy of every member; millions of members take a while):
   // step = 0, 1, ..., k + 1 in order, each with the same fps and n, and no other add
-  // between them; steps 0..k merge one block each, step k + 1 ends. Between steps, or when the caller stops before the end,
-  // the filter is as after a failed add_many(): every member added before is answered
-  // for, some of fps[] may answer "maybe", and nothing but a new filter completes it.
-  // std::invalid_argument for a step out of range.
+  // between them; steps 0..k merge one block each, step k + 1 ends. Between steps, or
+  // when the caller stops before the end, the filter is as after a failed add_many():
+  // every member added before is answered for, some of fps[] may answer "maybe", and
+  // nothing but a new filter completes it. std::invalid_argument for a step out of range.
   void add_many_step(const std::uint64_t* fps, std::size_t n, int step);
 
   // False only when no member is within k bits of fp.

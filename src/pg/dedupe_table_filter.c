@@ -2,9 +2,9 @@
  * The table filter of the simhash_dedupe() trigger with a distance: during one long
  * statement (COPY, INSERT ... SELECT) of a transaction that holds the table lock, it holds
  * the fingerprints of the whole table in memory (a NearFilter, src/core/near_filter.hpp,
- * which never answers a false "no"), so that a new row with no fingerprint within k of any of
- * them is written without its k + 1 (or more) index descents. Rows with a possible near
- * duplicate are searched as always.
+ * which never answers a false "no"), so that a new row with no fingerprint within k of
+ * any of them is written without its k + 1 (or more) index descents. Rows with a possible
+ * near duplicate are searched as always.
  *
  * Why it is exact. The filter answers "no near duplicate" only when no fingerprint in it
  * lies within k of the new row's, and it holds every fingerprint the trigger's search could
