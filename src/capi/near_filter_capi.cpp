@@ -32,11 +32,12 @@ extern "C" simhash_status simhash_near_filter_add(simhash_near_filter *filter, u
   });
 }
 
-extern "C" simhash_status simhash_near_filter_add_many(simhash_near_filter *filter,
-                                                       const uint64_t *fps, size_t n,
-                                                       char *errbuf, size_t errcap) noexcept {
+extern "C" simhash_status simhash_near_filter_add_many_step(simhash_near_filter *filter,
+                                                            const uint64_t *fps, size_t n,
+                                                            int32_t step, char *errbuf,
+                                                            size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
-    filter->filter.add_many(fps, n);
+    filter->filter.add_many_step(fps, n, step);
     return SIMHASH_OK;
   });
 }

@@ -31,9 +31,17 @@ void simhash_near_filter_free(simhash_near_filter *filter) SIMHASH_NOEXCEPT;
 simhash_status simhash_near_filter_add(simhash_near_filter *filter, uint64_t fp, char *errbuf,
                                        size_t errcap) SIMHASH_NOEXCEPT;
 
-/* Adds fps[0..n) at once (much cheaper than n adds); on failure the filter is unchanged. */
-simhash_status simhash_near_filter_add_many(simhash_near_filter *filter, const uint64_t *fps,
-                                            size_t n, char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+/*
+ * Adds fps[0..n) at once (much cheaper than n adds), in k + 2 steps so that the caller can
+ * check for interrupts between them: step = 0, 1, ..., k + 1 in order, each with the same
+ * fps and n, and no other add between them (NearFilter::add_many_step). Until the last
+ * step, or after a failure (out of memory, more than 2^31 - 1 members, a step out of
+ * range: SIMHASH_INVALID_ARGUMENT), every member added before is still answered for and
+ * some of fps[] may answer "maybe": a caller that needs them all frees the filter.
+ */
+simhash_status simhash_near_filter_add_many_step(simhash_near_filter *filter, const uint64_t *fps,
+                                                 size_t n, int32_t step, char *errbuf,
+                                                 size_t errcap) SIMHASH_NOEXCEPT;
 
 /* 0 only when no member lies within k bits of fp; 1 when one may (or does). */
 int simhash_near_filter_may_have(const simhash_near_filter *filter, uint64_t fp) SIMHASH_NOEXCEPT;

@@ -119,30 +119,41 @@ void radix_sort(std::vector<std::uint64_t>& v, std::vector<std::uint64_t>& scrat
 // that the others do not (the recent ones are still recent there): no answer becomes a
 // false "no" for a member added before, and more[] is not counted as added.
 void NearFilter::merge(const std::uint64_t* more, std::size_t n) {
+  for (int b = 0; b < blocks_; b++) merge_block(b, more, n);
+  end_merge(n);
+}
+
+// One block of merge(): its settled array and start table remade with the recent members
+// and more[0..n) (while it is made: the old array, the new one, and two buffers of the
+// members being merged).
+void NearFilter::merge_block(int block, const std::uint64_t* more, std::size_t n) {
+  const auto b = static_cast<std::size_t>(block);
+  const Settled& st = settled_[b];
   std::vector<std::uint64_t> add;
   std::vector<std::uint64_t> scratch;
   add.reserve(recent_.size() + n);
-  for (int b = 0; b < blocks_; b++) {
-    const Settled& st = settled_[static_cast<std::size_t>(b)];
-    add.clear();
-    for (std::uint64_t fp : recent_) add.push_back(rotate(fp, b));
-    for (std::size_t i = 0; i < n; i++) add.push_back(rotate(more[i], b));
-    radix_sort(add, scratch);
-    Settled next;
-    next.rotated.reserve(st.rotated.size() + add.size());
-    std::merge(st.rotated.begin(), st.rotated.end(), add.begin(), add.end(),
-               std::back_inserter(next.rotated));
-    const std::size_t total = next.rotated.size();
-    next.prefix_bits = prefix_bits_for(total, width_[static_cast<std::size_t>(b)]);
-    const std::size_t values = std::size_t{1} << next.prefix_bits;
-    next.start.resize(values + 1);
-    std::size_t i = 0;
-    for (std::size_t v = 0; v <= values; v++) {
-      while (i < total && (next.rotated[i] >> (64 - next.prefix_bits)) < v) i++;
-      next.start[v] = static_cast<std::uint32_t>(i);
-    }
-    settled_[static_cast<std::size_t>(b)] = std::move(next);
+  for (std::uint64_t fp : recent_) add.push_back(rotate(fp, block));
+  for (std::size_t i = 0; i < n; i++) add.push_back(rotate(more[i], block));
+  radix_sort(add, scratch);
+  Settled next;
+  next.rotated.reserve(st.rotated.size() + add.size());
+  std::merge(st.rotated.begin(), st.rotated.end(), add.begin(), add.end(),
+             std::back_inserter(next.rotated));
+  const std::size_t total = next.rotated.size();
+  next.prefix_bits = prefix_bits_for(total, width_[b]);
+  const std::size_t values = std::size_t{1} << next.prefix_bits;
+  next.start.resize(values + 1);
+  std::size_t i = 0;
+  for (std::size_t v = 0; v <= values; v++) {
+    while (i < total && (next.rotated[i] >> (64 - next.prefix_bits)) < v) i++;
+    next.start[v] = static_cast<std::uint32_t>(i);
   }
+  settled_[b] = std::move(next);
+}
+
+// The end of merge(), once every block holds the recent members and more[0..n): they are
+// counted as settled, and the recent tier emptied (nothing here allocates).
+void NearFilter::end_merge(std::size_t n) {
   settled_size_ += recent_.size() + n;
   recent_.clear();
   for (int b = 0; b < blocks_; b++) {
@@ -154,9 +165,18 @@ void NearFilter::merge(const std::uint64_t* more, std::size_t n) {
 }
 
 void NearFilter::add_many(const std::uint64_t* fps, std::size_t n) {
-  if (n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()) - size())
+  for (int step = 0; step <= blocks_; step++) add_many_step(fps, n, step);
+}
+
+void NearFilter::add_many_step(const std::uint64_t* fps, std::size_t n, int step) {
+  if (step < 0 || step > blocks_)
+    throw std::invalid_argument("NearFilter: add_many_step: step out of range");
+  if (step == 0 && n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()) - size())
     throw std::length_error("NearFilter: more than 2^31 - 1 members");
-  merge(fps, n);
+  if (step < blocks_)
+    merge_block(step, fps, n);
+  else
+    end_merge(n);
 }
 
 void NearFilter::add(std::uint64_t fp) {

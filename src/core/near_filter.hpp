@@ -12,7 +12,8 @@
 // - the recent ones (added since the last merge), for each block a hash table from its
 //   value to the newest member with that value, and one chain per block and value.
 // The recent tier is merged into the settled one once it holds an eighth of it (at least
-// kMinRecent members), so adding n members costs O(n log n) in all (sorting by radix);
+// kMinRecent members), so adding n members costs O(n) in all (each merge sorts the recent
+// ones by radix and grows the settled tier by an eighth: a member is copied about nine times);
 // while merging, one block's settled array is held twice, beside two buffers of the
 // members being merged.
 //
@@ -48,6 +49,15 @@ class NearFilter {
   // member added before is still answered for.
   void add_many(const std::uint64_t* fps, std::size_t n);
 
+  // add_many() in k + 2 steps, so that a caller can check for interrupts between them (a
+  // step sorts one block's copy of every member; millions of members take a while):
+  // step = 0, 1, ..., k + 1 in order, each with the same fps and n, and no other add
+  // between them; steps 0..k merge one block each, step k + 1 ends. Between steps, or
+  // when the caller stops before the end, the filter is as after a failed add_many():
+  // every member added before is answered for, some of fps[] may answer "maybe", and
+  // nothing but a new filter completes it. std::invalid_argument for a step out of range.
+  void add_many_step(const std::uint64_t* fps, std::size_t n, int step);
+
   // False only when no member is within k bits of fp.
   bool may_have_within(std::uint64_t fp) const;
 
@@ -78,6 +88,8 @@ class NearFilter {
   const Slot* find_slot(const Table& t, std::uint64_t value) const;
   void grow(Table& t);
   void merge(const std::uint64_t* more, std::size_t n);
+  void merge_block(int block, const std::uint64_t* more, std::size_t n);
+  void end_merge(std::size_t n);
   bool settled_may_have(std::uint64_t q, int block, std::size_t from, std::size_t to,
                         std::size_t& scanned) const;
 

@@ -1,16 +1,17 @@
 /*
  * The table filter of the simhash_dedupe() trigger with a distance: during one long
- * statement (COPY, INSERT ... SELECT) of a transaction that holds the table lock, the
- * fingerprints of the whole table in memory (a NearFilter, src/core/near_filter.hpp, which
- * never answers a false "no"), so that a new row with no fingerprint within k of any of
- * them is written without its k + 1 (or more) index descents. Rows with a possible near
- * duplicate are searched as always.
+ * statement (COPY, INSERT ... SELECT) of a transaction that holds the table lock, it holds
+ * the fingerprints of the whole table in memory (a NearFilter, src/core/near_filter.hpp,
+ * which never answers a false "no"), so that a new row with no fingerprint within k of
+ * any of them is written without its k + 1 (or more) index descents. Rows with a possible
+ * near duplicate are searched as always.
  *
  * Why it is exact. The filter answers "no near duplicate" only when no fingerprint in it
  * lies within k of the new row's, and it holds every fingerprint the trigger's search could
  * meet, in every target:
  * - it starts from one block index (simhash_block(fp, b, i), fp) of each target, read
- *   whole with SnapshotAny: every row version with an entry, live or dead, committed or not;
+ *   whole with SnapshotAny: every row version with an entry, live or dead, committed or not
+ *   (but entries the index marked dead to every transaction, which no search meets);
  * - it is made only while this transaction keeps every other writer out of the table and
  *   its partitions (SHARE or a stronger lock on each, held until the transaction ends:
  *   holds_table()), and used only in the subtransaction it was made in (one rolled back
@@ -31,9 +32,10 @@
  * (the trigger takes it after BULK_LOCKS rows' locks, dedupe_locks.c, or the user did),
  * the filter is made when the index pages to read are few against the searches done so
  * far (FILTER_SEARCHES_PER_PAGE: what it costs then is about what the searches did),
- * within maintenance_work_mem (the load's plan's budget too: k + 1 copies of each
- * fingerprint); past it, the filter is dropped and the statement searches every row. Not
- * under SERIALIZABLE (the searches' predicate locks are part of what it checks).
+ * within maintenance_work_mem (the load's plan's budget too): made only if its making fits
+ * (k + 4 copies of each fingerprint, max_members()), then dropped once the k + 1 copies it
+ * keeps as the statement adds rows would pass it; the statement then searches every row.
+ * Not under SERIALIZABLE (the searches' predicate locks are part of what it checks).
  */
 #include "postgres.h"
 
@@ -248,28 +250,42 @@ add(TableFilter *f, uint64 fp)
 }
 
 /*
- * Bytes a filter of n members at distance k holds: k + 1 settled copies of each
- * fingerprint, plus the start tables. (While it is made, up to three more copies: the
- * array read here, and two buffers of the merge; see near_filter.hpp.)
+ * The most members a filter at distance k may be made with from an array, within budget:
+ * while it is made it holds its k + 1 sorted copies of each member and their start tables,
+ * the array read here (at most that many members), and two buffers of the merge with the
+ * radix sort's counts (see near_filter.hpp): 8 (k + 4) bytes a member, plus the tables.
+ * At most what a NearFilter holds (2^31 - 1).
  */
-static Size
-filter_bytes(uint64 n, int k)
+static uint64
+max_members(Size budget, int k)
 {
-	return (Size) (n * 8 * (uint64) (k + 1) + (uint64) (k + 1) * 65537 * 4);
+	Size		fixed = (Size) (k + 1) * 65537 * 4 + 65536 * 8;
+	uint64		most;
+
+	if (budget <= fixed)
+		return 0;
+	most = (uint64) (budget - fixed) / (8 * (uint64) (k + 4));
+	return Min(most, (uint64) PG_INT32_MAX);
 }
 
 /*
  * Reads every fingerprint of the fingerprint index of each target into the filter, at
- * once; false past the budget (nothing is added then).
+ * once; false past the budget (nothing is added then). The array grows to at most
+ * max_members(), so that the making stays within the budget.
  */
 static bool
 fill(TableFilter *f, DedupeConfig *c)
 {
-	uint64		cap = 1024;
+	uint64		most = max_members(f->budget, c->k);
+	uint64		cap = Min((uint64) 1024, most);
 	uint64		n = 0;
-	uint64	   *fps = MemoryContextAllocHuge(f->cxt, cap * sizeof(uint64));
+	uint64	   *fps;
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 	bool		ok = true;
+
+	if (cap == 0)
+		return false;
+	fps = MemoryContextAllocHuge(f->cxt, cap * sizeof(uint64));
 
 	for (int t = 0; t < c->ntargets && ok; t++)
 	{
@@ -301,12 +317,12 @@ fill(TableFilter *f, DedupeConfig *c)
 			last = fp;
 			if (n == cap)
 			{
-				if (filter_bytes(2 * cap, c->k) > f->budget)
+				if (cap >= most)
 				{
 					ok = false;
 					break;
 				}
-				cap *= 2;
+				cap = Min(2 * cap, most);
 				fps = repalloc_huge(fps, cap * sizeof(uint64));
 			}
 			fps[n++] = fp;
@@ -315,10 +331,14 @@ fill(TableFilter *f, DedupeConfig *c)
 		index_close(ind, NoLock);
 		table_close(heap, NoLock);
 	}
-	if (ok && filter_bytes(n, c->k) > f->budget)
-		ok = false;
-	if (ok && simhash_near_filter_add_many(f->fps, fps, n, errbuf, sizeof(errbuf)) != SIMHASH_OK)
-		ok = false;
+	/* one block's sort a step, with a look for interrupts between them */
+	for (int step = 0; ok && step <= c->k + 1; step++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (simhash_near_filter_add_many_step(f->fps, fps, n, step, errbuf,
+											  sizeof(errbuf)) != SIMHASH_OK)
+			ok = false;
+	}
 	if (ok)
 		f->members = n;
 	pfree(fps);
@@ -341,8 +361,17 @@ consider(TableFilter *f, DedupeConfig *c, Trigger *tg)
 		f->given_up = true;
 		return;
 	}
-	f->ntargets = c->ntargets;
-	f->updated = MemoryContextAlloc(f->cxt, sizeof(int64) * Max(c->ntargets, 1));
+	/* allocated once: this runs every FILTER_LOOK_EVERY searches until the filter is made */
+	if (f->updated == NULL)
+	{
+		f->ntargets = c->ntargets;
+		f->updated = MemoryContextAlloc(f->cxt, sizeof(int64) * Max(c->ntargets, 1));
+	}
+	else if (f->ntargets != c->ntargets)
+	{
+		f->given_up = true;
+		return;
+	}
 	if (!no_updates(f, c, true))
 		return;					/* not counted yet: later */
 	if ((uint64) pages * FILTER_SEARCHES_PER_PAGE > f->searches)

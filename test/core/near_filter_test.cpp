@@ -112,6 +112,43 @@ TEST(NearFilter, AddManyAgainstBruteForce) {
   EXPECT_FALSE(empty.may_have_within(42));
 }
 
+// add_many_step: the steps one by one, with queries between them (never a false "no" for
+// a member added before; afterwards exact, as add_many), and a run stopped half way.
+TEST(NearFilter, AddManyStepsAgainstBruteForce) {
+  const int k = 3;
+  std::mt19937_64 rng(77);
+  NearFilter f(k, 1u << 30);
+  std::vector<std::uint64_t> before;
+  for (int i = 0; i < 5000; i++) {
+    before.push_back(rng());
+    f.add(before.back());
+  }
+  std::vector<std::uint64_t> batch;
+  for (int i = 0; i < 20000; i++)
+    batch.push_back(i % 4 == 0 ? flip(before[rng() % before.size()], 2, rng) : rng());
+  std::vector<std::uint64_t> all = before;
+  all.insert(all.end(), batch.begin(), batch.end());
+  for (int step = 0; step <= k + 1; step++) {
+    f.add_many_step(batch.data(), batch.size(), step);
+    for (int j = 0; j < 300; j++) {
+      std::uint64_t q = flip(before[rng() % before.size()], static_cast<int>(rng() % (k + 1)), rng);
+      ASSERT_TRUE(f.may_have_within(q)) << "step " << step;
+    }
+  }
+  EXPECT_EQ(f.size(), all.size());
+  for (int j = 0; j < 2000; j++) {
+    const int d = static_cast<int>(rng() % (k + 3));
+    std::uint64_t q = j % 3 == 0 ? rng() : flip(all[rng() % all.size()], d, rng);
+    ASSERT_EQ(f.may_have_within(q), brute_within(all, q, k));
+  }
+  NearFilter half(k, 1u << 30);
+  for (std::uint64_t m : before) half.add(m);
+  half.add_many_step(batch.data(), batch.size(), 0);
+  half.add_many_step(batch.data(), batch.size(), 1);
+  for (std::uint64_t m : before) ASSERT_TRUE(half.may_have_within(m));
+  EXPECT_THROW(half.add_many_step(batch.data(), batch.size(), k + 2), std::invalid_argument);
+}
+
 TEST(NearFilter, BoundedWalkSaysMaybeNeverNo) {
   // Skewed: every member shares block 0 (low 16 bits zero) and is far from the queries.
   const int k = 3;
@@ -155,8 +192,15 @@ TEST(NearFilter, CApi) {
   EXPECT_EQ(simhash_near_filter_may_have(f, 0x0123456789ABCDEFULL ^ 0xFULL), 0);
   EXPECT_GT(simhash_near_filter_bytes(f), 0u);
   const uint64_t many[] = {0xFFFF000000000000ULL, 0x00000000FFFF0000ULL};
-  ASSERT_EQ(simhash_near_filter_add_many(f, many, 2, err, sizeof(err)), SIMHASH_OK);
+  EXPECT_EQ(simhash_near_filter_add_many_step(f, many, 2, 5, err, sizeof(err)),
+            SIMHASH_INVALID_ARGUMENT);
+  EXPECT_EQ(simhash_near_filter_add_many_step(f, many, 2, -1, err, sizeof(err)),
+            SIMHASH_INVALID_ARGUMENT);
+  for (int32_t step = 0; step <= 4; step++)
+    ASSERT_EQ(simhash_near_filter_add_many_step(f, many, 2, step, err, sizeof(err)), SIMHASH_OK);
   EXPECT_EQ(simhash_near_filter_may_have(f, 0xFFFF000000000001ULL), 1);
+  EXPECT_EQ(simhash_near_filter_may_have(f, 0x00000000FFFF0001ULL), 1);
+  EXPECT_EQ(simhash_near_filter_may_have(f, 0x0123456789ABCDEFULL ^ 0x7ULL), 1);
   simhash_near_filter_free(f);
   simhash_near_filter_free(nullptr);
 }
