@@ -176,9 +176,13 @@ expect(TableFilter *f)
  * statistics count them (every update and insert, whatever statement or trigger made it,
  * through the trigger or not; nothing else moves the counts but a TRUNCATE, which zeroes
  * them): false when they are not counted (track_counts off, or not yet for this relation).
+ * start: when the filter is made, a relation this backend has not counted anything for
+ * yet (a partition that no row has gone to, whose candidates were all read from the
+ * index) starts being counted now, as its first count would start it (counts from then
+ * on are all the filter needs); without it, such a partition kept the filter off.
  */
 static bool
-counted(Oid relid, int64 *updated, int64 *inserted)
+counted(Oid relid, int64 *updated, int64 *inserted, bool start)
 {
 	Relation	rel = RelationIdGetRelation(relid);
 	struct PgStat_TableStatus *st;
@@ -186,6 +190,8 @@ counted(Oid relid, int64 *updated, int64 *inserted)
 
 	if (rel == NULL)
 		return false;
+	if (start && rel->pgstat_info == NULL && rel->pgstat_enabled)
+		pgstat_assoc_relation(rel);
 	st = rel->pgstat_info;
 	if (st != NULL)
 	{
@@ -220,7 +226,7 @@ no_updates(TableFilter *f, DedupeConfig *c, bool baseline)
 		int64		u;
 		int64		i;
 
-		if (!counted(c->targets[t].relid, &u, &i))
+		if (!counted(c->targets[t].relid, &u, &i, baseline))
 			return false;
 		if (baseline)
 			f->updated[t] = u;
