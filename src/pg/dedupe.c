@@ -435,5 +435,7 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 	}
 	if (w.search)
 		bulk_plan_written(c, plan_row, rel, tuple, &found);
+	if (old == NULL && c->min_similarity == 0)
+		table_filter_inserting();
 	return PointerGetDatum(tuple);
 }

@@ -203,12 +203,14 @@ extern bool filter_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn);
  * COPY or INSERT under the table lock. table_filter_row() first for every row;
  * table_filter_clear(): true when the row has no near duplicate (no search needed);
  * table_filter_searched(): after the trigger's search; table_filter_written(): the row
- * is let through with fingerprint fp.
+ * is let through with fingerprint fp; table_filter_inserting(): an INSERT's row is let
+ * through (with a fingerprint or not).
  */
 extern void table_filter_row(DedupeConfig *c);
 extern bool table_filter_clear(DedupeConfig *c, uint64 fp);
 extern void table_filter_searched(DedupeConfig *c, Trigger *tg);
 extern void table_filter_written(DedupeConfig *c, uint64 fp);
+extern void table_filter_inserting(void);
 
 /*
  * dedupe_bulk.c, with a threshold: the load's plan (BulkPlan) answers the trigger for the

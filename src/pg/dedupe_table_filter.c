@@ -25,7 +25,12 @@
  *   it was made, by the statement itself (a data-modifying WITH, ON CONFLICT DO UPDATE,
  *   MERGE) or by SQL a function of it runs, drops it. (Without the counts, track_counts
  *   off, there is no filter.) So does SQL run between two rows (a function, a default: the
- *   command id moves; see expect()) and the end of the statement.
+ *   command id moves; see expect()) and the end of the statement;
+ * - and so does a row inserted past the trigger within the statement (its
+ *   session_replication_role set to replica for some rows by a function of the statement,
+ *   which needs no SQL and so moves no command id): between two rows the trigger sees,
+ *   the targets' count of inserts may grow only by the row it let through last
+ *   (table_filter_inserting(); checked with the updates).
  * The search it spares would have found nothing: the same answer, without the reads.
  *
  * When. A statement's searches are counted; once the transaction holds the table lock
@@ -84,7 +89,10 @@ typedef struct TableFilter
 	bool		given_up;		/* too large, or not allowed: not again in this statement */
 	simhash_near_filter *fps;	/* NULL until made */
 	int			ntargets;
-	int64	   *updated;		/* each target's updates (updates_counted()) when made */
+	int64	   *updated;		/* each target's updates (counted()) when made */
+	int64		inserted;		/* the targets' inserts (counted()) at the last row */
+	bool		inserting;		/* the last row was let through as an INSERT */
+	bool		unseen_insert;	/* no_updates() found a row inserted past the trigger */
 	Size		budget;
 	uint64		members;
 	uint64		spared;
@@ -164,13 +172,17 @@ expect(TableFilter *f)
 }
 
 /*
- * The rows this transaction has updated in relation relid, as its table statistics count
- * them (every update, whatever statement or trigger made it; nothing else moves the
- * count but a TRUNCATE, which zeroes it): false when they are not counted (track_counts
- * off, or not yet for this relation).
+ * The rows this transaction has updated and inserted in relation relid, as its table
+ * statistics count them (every update and insert, whatever statement or trigger made it,
+ * through the trigger or not; nothing else moves the counts but a TRUNCATE, which zeroes
+ * them): false when they are not counted (track_counts off, or not yet for this relation).
+ * start: when the filter is made, a relation this backend has not counted anything for
+ * yet (a partition that no row has gone to, whose candidates were all read from the
+ * index) starts being counted now, as its first count would start it (counts from then
+ * on are all the filter needs); without it, such a partition kept the filter off.
  */
 static bool
-updates_counted(Oid relid, int64 *count)
+counted(Oid relid, int64 *updated, int64 *inserted, bool start)
 {
 	Relation	rel = RelationIdGetRelation(relid);
 	struct PgStat_TableStatus *st;
@@ -178,34 +190,58 @@ updates_counted(Oid relid, int64 *count)
 
 	if (rel == NULL)
 		return false;
+	if (start && rel->pgstat_info == NULL && rel->pgstat_enabled)
+		pgstat_assoc_relation(rel);
 	st = rel->pgstat_info;
 	if (st != NULL)
 	{
-		*count = SIMHASH_TABSTAT_UPDATED(st);
+		*updated = SIMHASH_TABSTAT_UPDATED(st);
+		*inserted = SIMHASH_TABSTAT_INSERTED(st);
 		for (struct PgStat_TableXactStatus *x = st->trans; x != NULL; x = x->upper)
-			*count += x->tuples_updated;
+		{
+			*updated += x->tuples_updated;
+			*inserted += x->tuples_inserted;
+		}
 		ok = true;
 	}
 	RelationClose(rel);
 	return ok;
 }
 
-/* True when no target has had a row updated since the filter was made. */
+/*
+ * True when no target has had a row updated since the filter was made, and the targets
+ * have had no row inserted since the last row the trigger saw but that row, if it let it
+ * through as an INSERT (nothing but the statement's own rows can be inserted between two
+ * of them without moving the command id, and each of those passes the trigger first,
+ * unless something kept it from firing).
+ */
 static bool
 no_updates(TableFilter *f, DedupeConfig *c, bool baseline)
 {
+	int64		inserted = 0;
+	bool		ok = true;
+
 	for (int t = 0; t < c->ntargets; t++)
 	{
-		int64		n;
+		int64		u;
+		int64		i;
 
-		if (!updates_counted(c->targets[t].relid, &n))
+		if (!counted(c->targets[t].relid, &u, &i, baseline))
 			return false;
 		if (baseline)
-			f->updated[t] = n;
-		else if (n != f->updated[t])
-			return false;
+			f->updated[t] = u;
+		else if (u != f->updated[t])
+			ok = false;
+		inserted += i;
 	}
-	return true;
+	if (!baseline && inserted - f->inserted > (f->inserting ? 1 : 0))
+	{
+		f->unseen_insert = true;
+		ok = false;
+	}
+	f->inserted = inserted;
+	f->inserting = false;
+	return ok;
 }
 
 /* The block index with the fingerprint of target t, or InvalidOid. */
@@ -407,9 +443,13 @@ table_filter_row(DedupeConfig *c)
 		drop_filter();
 	else if (f->fps != NULL && (f->ntargets != c->ntargets || !no_updates(f, c, false)))
 	{
-		/* the statement updates the table: no filter again before it ends */
-		elog(DEBUG1, "simhash_dedupe: table filter dropped after an update (%llu searches spared)",
-			 (unsigned long long) f->spared);
+		/* the statement updates the table (or inserts past the trigger): no filter again */
+		if (f->unseen_insert)
+			elog(DEBUG1, "simhash_dedupe: table filter dropped after a row inserted past the trigger (%llu searches spared)",
+				 (unsigned long long) f->spared);
+		else
+			elog(DEBUG1, "simhash_dedupe: table filter dropped after an update (%llu searches spared)",
+				 (unsigned long long) f->spared);
 		simhash_near_filter_free(f->fps);
 		f->fps = NULL;
 		f->given_up = true;
@@ -457,4 +497,12 @@ table_filter_written(DedupeConfig *c, uint64 fp)
 		f->given_up = true;
 	}
 	expect(f);
+}
+
+/* The row the trigger is about to return is an INSERT (no_updates() allows its insert). */
+void
+table_filter_inserting(void)
+{
+	if (table_filter != NULL)
+		table_filter->inserting = true;
 }
