@@ -116,7 +116,7 @@ lock_count(Oid root)
  * and then writes must not wait for a lock key held by a load that waits for its SHARE
  * to end (a deadlock).
  */
-static bool
+bool
 holds_table(DedupeConfig *c)
 {
 	if (!simhash_relation_locked_by_me(c->root, ShareLock))
@@ -126,13 +126,6 @@ holds_table(DedupeConfig *c)
 			!simhash_relation_locked_by_me(c->targets[i].relid, ShareLock))
 			return false;
 	return true;
-}
-
-/* holds_table(), for the table filter (dedupe_table_filter.c). */
-bool
-dedupe_holds_table(DedupeConfig *c)
-{
-	return holds_table(c);
 }
 
 /*

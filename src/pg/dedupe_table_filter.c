@@ -92,7 +92,6 @@ typedef struct TableFilter
 	int64	   *updated;		/* each target's updates (counted()) when made */
 	int64		inserted;		/* the targets' inserts (counted()) at the last row */
 	bool		inserting;		/* the last row was let through as an INSERT */
-	bool		unseen_insert;	/* no_updates() found a row inserted past the trigger */
 	Size		budget;
 	uint64		members;
 	uint64		spared;
@@ -126,6 +125,18 @@ drop_filter(void)
 				 (unsigned long long) f->spared);
 		MemoryContextDelete(f->cxt);
 	}
+}
+
+/*
+ * The statement keeps its state but loses its filter, and gets none again before it ends
+ * (too large, or the table changed behind it).
+ */
+static void
+give_up(TableFilter *f)
+{
+	simhash_near_filter_free(f->fps);
+	f->fps = NULL;
+	f->given_up = true;
 }
 
 /* True when the trigger of config c searches as the filter's does. */
@@ -213,13 +224,16 @@ counted(Oid relid, int64 *updated, int64 *inserted, bool start)
  * have had no row inserted since the last row the trigger saw but that row, if it let it
  * through as an INSERT (nothing but the statement's own rows can be inserted between two
  * of them without moving the command id, and each of those passes the trigger first,
- * unless something kept it from firing).
+ * unless something kept it from firing). Otherwise *why says which. baseline: the counts
+ * are taken as they are now (false: not counted yet).
  */
 static bool
-no_updates(TableFilter *f, DedupeConfig *c, bool baseline)
+table_unchanged(TableFilter *f, DedupeConfig *c, bool baseline, const char **why)
 {
 	int64		inserted = 0;
 	bool		ok = true;
+
+	*why = "an update";
 
 	for (int t = 0; t < c->ntargets; t++)
 	{
@@ -236,7 +250,7 @@ no_updates(TableFilter *f, DedupeConfig *c, bool baseline)
 	}
 	if (!baseline && inserted - f->inserted > (f->inserting ? 1 : 0))
 	{
-		f->unseen_insert = true;
+		*why = "a row inserted past the trigger";
 		ok = false;
 	}
 	f->inserted = inserted;
@@ -387,9 +401,10 @@ consider(TableFilter *f, DedupeConfig *c, Trigger *tg)
 {
 	BlockNumber pages;
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	const char *why;
 
 	f->next_look = f->searches + FILTER_LOOK_EVERY;
-	if (!dedupe_holds_table(c))
+	if (!holds_table(c))
 		return;
 	if (IsolationIsSerializable() || filter_unsafe(c, tg->tgname, tg->tgfoid) ||
 		!pages_to_read(c, &pages))
@@ -408,7 +423,7 @@ consider(TableFilter *f, DedupeConfig *c, Trigger *tg)
 		f->given_up = true;
 		return;
 	}
-	if (!no_updates(f, c, true))
+	if (!table_unchanged(f, c, true, &why))
 		return;					/* not counted yet: later */
 	if ((uint64) pages * FILTER_SEARCHES_PER_PAGE > f->searches)
 		return;
@@ -418,9 +433,7 @@ consider(TableFilter *f, DedupeConfig *c, Trigger *tg)
 	if (!fill(f, c))
 	{
 		elog(DEBUG1, "simhash_dedupe: no table filter: the table's fingerprints would take more than maintenance_work_mem");
-		simhash_near_filter_free(f->fps);
-		f->fps = NULL;
-		f->given_up = true;
+		give_up(f);
 		return;
 	}
 	elog(DEBUG1, "simhash_dedupe: table filter of %llu fingerprints after %llu searches",
@@ -435,24 +448,19 @@ void
 table_filter_row(DedupeConfig *c)
 {
 	TableFilter *f = table_filter;
+	const char *why = "an update";	/* a partition added counts as one */
 
 	if (f == NULL)
 		return;
 	if (f->lxid != SIMHASH_MY_LXID || f->subxid != GetCurrentSubTransactionId() ||
 		f->cid != GetCurrentCommandId(false) || !same_search(f, c))
 		drop_filter();
-	else if (f->fps != NULL && (f->ntargets != c->ntargets || !no_updates(f, c, false)))
+	else if (f->fps != NULL && (f->ntargets != c->ntargets || !table_unchanged(f, c, false, &why)))
 	{
 		/* the statement updates the table (or inserts past the trigger): no filter again */
-		if (f->unseen_insert)
-			elog(DEBUG1, "simhash_dedupe: table filter dropped after a row inserted past the trigger (%llu searches spared)",
-				 (unsigned long long) f->spared);
-		else
-			elog(DEBUG1, "simhash_dedupe: table filter dropped after an update (%llu searches spared)",
-				 (unsigned long long) f->spared);
-		simhash_near_filter_free(f->fps);
-		f->fps = NULL;
-		f->given_up = true;
+		elog(DEBUG1, "simhash_dedupe: table filter dropped after %s (%llu searches spared)",
+			 why, (unsigned long long) f->spared);
+		give_up(f);
 	}
 }
 
@@ -492,14 +500,12 @@ table_filter_written(DedupeConfig *c, uint64 fp)
 	if (f->fps != NULL && !add(f, fp))
 	{
 		elog(DEBUG1, "simhash_dedupe: table filter past maintenance_work_mem");
-		simhash_near_filter_free(f->fps);
-		f->fps = NULL;
-		f->given_up = true;
+		give_up(f);
 	}
 	expect(f);
 }
 
-/* The row the trigger is about to return is an INSERT (no_updates() allows its insert). */
+/* The row the trigger is about to return is an INSERT (table_unchanged() allows its insert). */
 void
 table_filter_inserting(void)
 {
