@@ -71,39 +71,6 @@ void run_parallel(int threads, std::size_t n, std::size_t min_per_thread, F f) {
   }
 }
 
-double jaccard_of(std::uint64_t common, std::uint64_t na, std::uint64_t nb) noexcept {
-  return jaccard(Overlap{common, na, nb});
-}
-
-// The smallest |A ∩ B| that gives a Jaccard of at least t for sets of na and nb elements
-// (computed as simhash_jaccard computes it), or na + nb + 1 when none does.
-std::uint64_t common_needed(std::uint64_t na, std::uint64_t nb, double t) noexcept {
-  const std::uint64_t lo = std::min(na, nb);
-  double guess = std::ceil(t * static_cast<double>(na + nb) / (1.0 + t));
-  std::uint64_t c = guess < 0 ? 0 : static_cast<std::uint64_t>(guess);
-  if (c > lo) c = lo;
-  while (c > 0 && jaccard_of(c - 1, na, nb) >= t) --c;
-  while (c <= lo && jaccard_of(c, na, nb) < t) ++c;
-  return c <= lo ? c : na + nb + 1;
-}
-
-// |A ∩ B| by a merge that gives up (returns a value below `need`) as soon as `need`
-// common elements are out of reach.
-std::uint64_t common_at_least(const std::uint64_t* a, std::size_t na, const std::uint64_t* b,
-                              std::size_t nb, std::uint64_t need) noexcept {
-  std::uint64_t common = 0;
-  std::size_t i = 0;
-  std::size_t j = 0;
-  for (std::size_t step = 0; i < na && j < nb; ++step) {
-    if (step % 64 == 0 && common + std::min(na - i, nb - j) < need) return common;
-    const std::uint64_t x = a[i];
-    const std::uint64_t y = b[j];
-    common += x == y;
-    i += x <= y;
-    j += y <= x;
-  }
-  return common;
-}
 
 // A second digest of a set, independent of set_digest (another seed and another chain):
 // in external mode, identical sets are those of equal size and both digests.

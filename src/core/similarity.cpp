@@ -1,6 +1,7 @@
 #include "core/similarity.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 
@@ -69,6 +70,36 @@ Overlap overlap(const std::uint64_t* a, std::size_t na, const std::uint64_t* b, 
   o.right = nb;
   o.common = na <= nb ? count_common(a, na, b, nb) : count_common(b, nb, a, na);
   return o;
+}
+
+double jaccard_of(std::uint64_t common, std::uint64_t na, std::uint64_t nb) noexcept {
+  return jaccard(Overlap{common, na, nb});
+}
+
+std::uint64_t common_needed(std::uint64_t na, std::uint64_t nb, double t) noexcept {
+  const std::uint64_t lo = std::min(na, nb);
+  double guess = std::ceil(t * static_cast<double>(na + nb) / (1.0 + t));
+  std::uint64_t c = guess < 0 ? 0 : static_cast<std::uint64_t>(guess);
+  if (c > lo) c = lo;
+  while (c > 0 && jaccard_of(c - 1, na, nb) >= t) --c;
+  while (c <= lo && jaccard_of(c, na, nb) < t) ++c;
+  return c <= lo ? c : na + nb + 1;
+}
+
+std::uint64_t common_at_least(const std::uint64_t* a, std::size_t na, const std::uint64_t* b,
+                              std::size_t nb, std::uint64_t need) noexcept {
+  std::uint64_t common = 0;
+  std::size_t i = 0;
+  std::size_t j = 0;
+  for (std::size_t step = 0; i < na && j < nb; ++step) {
+    if (step % 64 == 0 && common + std::min(na - i, nb - j) < need) return common;
+    const std::uint64_t x = a[i];
+    const std::uint64_t y = b[j];
+    common += x == y;
+    i += x <= y;
+    j += y <= x;
+  }
+  return common;
 }
 
 std::uint64_t set_digest_begin(std::size_t n) noexcept { return mix64(0x243F6A8885A308D3ULL ^ n); }

@@ -54,6 +54,18 @@ inline double jaccard_bound(std::uint64_t left, std::uint64_t right) noexcept {
   return hi == 0 ? -1.0 : static_cast<double>(lo) / static_cast<double>(hi);
 }
 
+// jaccard() of sets of na and nb elements with `common` in common.
+double jaccard_of(std::uint64_t common, std::uint64_t na, std::uint64_t nb) noexcept;
+
+// The smallest |A ∩ B| that gives a Jaccard of at least t for sets of na and nb elements
+// (computed as jaccard() computes it), or na + nb + 1 when none does.
+std::uint64_t common_needed(std::uint64_t na, std::uint64_t nb, double t) noexcept;
+
+// |A ∩ B| of two ascending, distinct sets by a merge that gives up (returns a value below
+// `need`) as soon as `need` common elements are out of reach.
+std::uint64_t common_at_least(const std::uint64_t* a, std::size_t na, const std::uint64_t* b,
+                              std::size_t nb, std::uint64_t need) noexcept;
+
 // A 64-bit digest of a shingle set (ascending, distinct hashes): equal sets have equal
 // digests; different sets collide with probability about 2^-64.
 std::uint64_t set_digest(const std::uint64_t* set, std::size_t n) noexcept;

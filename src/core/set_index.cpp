@@ -1,0 +1,155 @@
+#include "core/set_index.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "core/minhash.hpp"
+#include "core/mix.hpp"
+#include "core/similarity.hpp"
+
+namespace simhash {
+
+namespace {
+constexpr std::size_t kNoNode = 0;
+}  // namespace
+
+std::size_t SetIndex::bucket(int band, std::int64_t key) const noexcept {
+  const std::uint64_t h = mix64(static_cast<std::uint64_t>(key) ^
+                                (static_cast<std::uint64_t>(band) * 0x9E3779B97F4A7C15ULL));
+  return static_cast<std::size_t>(h & (heads_.size() - 1));
+}
+
+const std::uint64_t* SetIndex::set_of(const Row& r) const noexcept {
+  return chunks_[r.set_at >> kChunkShift].get() + (r.set_at & (kChunk - 1));
+}
+
+void SetIndex::add(const std::int64_t* keys, const std::uint64_t* set, std::size_t n,
+                   std::int64_t tag, bool original) {
+  if ((rows_.size() + 1) * kLshBands >= UINT32_MAX) throw std::length_error("SetIndex: too many rows");
+  Row r{tag, kNoSet, n == kUnknownSize ? kUnknownSize : n, 0, original};
+  if (set != nullptr && n != kUnknownSize && n <= kChunk) {
+    if (chunk_used_ + n > kChunk) {
+      chunks_.emplace_back(new std::uint64_t[kChunk]);
+      chunk_used_ = 0;
+    }
+    std::memcpy(chunks_.back().get() + chunk_used_, set, n * sizeof(std::uint64_t));
+    r.set_at = ((chunks_.size() - 1) << kChunkShift) | chunk_used_;
+    chunk_used_ += n;
+    ++held_;
+  }
+  rows_.push_back(r);
+  keys_.insert(keys_.end(), keys, keys + kLshBands);
+  next_.resize(next_.size() + kLshBands, 0);
+  const std::size_t row = rows_.size() - 1;
+  // Twice as many heads as nodes at least (chains of other keys stay short); rebuilt at
+  // four times, oldest nodes first, each pushed to the front: chains stay newest first.
+  if (heads_.size() < 2 * rows_.size() * kLshBands) {
+    std::size_t size = heads_.empty() ? 1024 : heads_.size();
+    while (size < 4 * rows_.size() * kLshBands) size *= 2;
+    heads_.assign(size, 0);
+    for (std::size_t node = 0; node < rows_.size() * kLshBands; ++node) {
+      const int band = static_cast<int>(node % kLshBands);
+      const std::size_t b = bucket(band, keys_[node]);
+      next_[node] = heads_[b];
+      heads_[b] = static_cast<std::uint32_t>(node + 1);
+    }
+    return;
+  }
+  for (int band = 0; band < kLshBands; ++band) {
+    const std::size_t node = row * kLshBands + static_cast<std::size_t>(band);
+    const std::size_t b = bucket(band, keys[band]);
+    next_[node] = heads_[b];
+    heads_[b] = static_cast<std::uint32_t>(node + 1);
+  }
+}
+
+template <typename F>
+void SetIndex::for_candidates(const std::int64_t* keys, F&& f) {
+  if (rows_.empty()) return;
+  if (++query_ == 0) {
+    for (Row& r : rows_) r.seen = 0;
+    query_ = 1;
+  }
+  for (int band = 0; band < kLshBands; ++band) {
+    for (std::uint32_t at = heads_[bucket(band, keys[band])]; at != kNoNode; at = next_[at - 1]) {
+      const std::size_t node = at - 1;
+      if (static_cast<int>(node % kLshBands) != band || keys_[node] != keys[band]) continue;
+      Row& r = rows_[node / kLshBands];
+      if (r.seen == query_) continue;
+      r.seen = query_;
+      if (!f(node / kLshBands)) return;
+    }
+  }
+}
+
+SetIndex::Answer SetIndex::any(const std::int64_t* keys, const std::uint64_t* a, std::size_t na,
+                               double threshold, Hit* hit) {
+  bool unknown = false;
+  bool found = false;
+  for_candidates(keys, [&](std::size_t i) {
+    const Row& r = rows_[i];
+    if (r.size == kUnknownSize) {
+      unknown = true;
+      return true;
+    }
+    const std::uint64_t need = common_needed(na, r.size, threshold);
+    if (need > std::min<std::uint64_t>(na, r.size)) return true;
+    if (r.set_at == kNoSet) {
+      unknown = true;
+      return true;
+    }
+    const std::uint64_t common = common_at_least(a, na, set_of(r), r.size, need);
+    if (common < need) return true;
+    hit->tag = r.tag;
+    hit->original = r.original;
+    hit->similarity = jaccard_of(common, na, r.size);
+    found = true;
+    return false;
+  });
+  return found ? Answer::kFound : unknown ? Answer::kUnknown : Answer::kNone;
+}
+
+SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a, std::size_t na,
+                                double threshold, Hit* hit) {
+  bool unknown = false;
+  bool found = false;
+  for_candidates(keys, [&](std::size_t i) {
+    const Row& r = rows_[i];
+    // Once an original is found, a row that is not cannot win.
+    if (found && hit->original && !r.original) return true;
+    if (r.size == kUnknownSize) {
+      unknown = true;
+      return true;
+    }
+    const std::uint64_t need = common_needed(na, r.size, threshold);
+    if (need > std::min<std::uint64_t>(na, r.size)) return true;
+    if (r.set_at == kNoSet) {
+      unknown = true;
+      return true;
+    }
+    const std::uint64_t common = common_at_least(a, na, set_of(r), r.size, need);
+    if (common < need) return true;
+    const double sim = jaccard_of(common, na, r.size);
+    const bool better = !found || (r.original && !hit->original) ||
+                        (r.original == hit->original &&
+                         (sim > hit->similarity || (sim == hit->similarity && r.tag < hit->tag)));
+    if (better) {
+      hit->tag = r.tag;
+      hit->original = r.original;
+      hit->similarity = sim;
+      found = true;
+    }
+    return true;
+  });
+  return unknown ? Answer::kUnknown : found ? Answer::kFound : Answer::kNone;
+}
+
+std::size_t SetIndex::bytes() const noexcept {
+  return rows_.capacity() * sizeof(Row) + keys_.capacity() * sizeof(std::int64_t) +
+         next_.capacity() * sizeof(std::uint32_t) + heads_.capacity() * sizeof(std::uint32_t) +
+         chunks_.size() * kChunk * sizeof(std::uint64_t) +
+         chunks_.capacity() * sizeof(std::unique_ptr<std::uint64_t[]>);
+}
+
+}  // namespace simhash

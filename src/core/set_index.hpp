@@ -1,0 +1,93 @@
+// The shingle sets of a table in memory, found by their MinHash LSH band keys: what the
+// dedupe trigger with a similarity threshold asks a table for each new row (is a row sharing
+// a band key with it, in the same band, at least this similar?), answered without an index
+// search or a heap fetch. The table index of src/pg/dedupe_table_filter.c holds one during a
+// long statement that keeps other writers out of the table.
+//
+//   row -> its kLshBands band keys, its shingle set (ascending, distinct 64-bit hashes)
+//       -> one node a band in a chained hash table on (band, key), newest first
+//   query -> the rows sharing a key in the same band, each once -> sizes that cannot
+//       reach the threshold ruled out -> a merge that stops once it cannot -> the answer.
+//
+// Exact: a row is found when its Jaccard similarity (computed as simhash_jaccard computes
+// it) is at least the threshold, and no other row is. A row may be added without its set
+// (over the caller's memory, or too large): a query that would have to verify such a row
+// answers kUnknown, and the caller asks the table instead.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/no_postgres.hpp"
+
+namespace simhash {
+
+class SetIndex {
+ public:
+  // What a query finds: kNone (no row at or above the threshold), kFound (`hit` says which),
+  // kUnknown (a row added without its set might decide it).
+  enum class Answer { kNone, kFound, kUnknown };
+
+  struct Hit {
+    std::int64_t tag = 0;  // the caller's value of the row (its key)
+    bool original = true;
+    double similarity = 0;
+  };
+
+  SetIndex() = default;
+  SetIndex(const SetIndex&) = delete;
+  SetIndex& operator=(const SetIndex&) = delete;
+
+  // Adds a row: its keys[0..kLshBands) (one a band), its set (ascending and distinct: not
+  // checked) or none (set == nullptr: the row is only known to share keys; n its size, or
+  // kUnknownSize), the caller's tag and whether it is an original (for best()).
+  static constexpr std::size_t kUnknownSize = ~static_cast<std::size_t>(0);
+  void add(const std::int64_t* keys, const std::uint64_t* set, std::size_t n, std::int64_t tag,
+           bool original);
+
+  // Any row at least `threshold` similar to the set a[0..na) with keys[0..kLshBands).
+  Answer any(const std::int64_t* keys, const std::uint64_t* a, std::size_t na, double threshold,
+             Hit* hit);
+
+  // The row the link policy picks: originals before rows that are not, then the most
+  // similar, then the smallest tag.
+  Answer best(const std::int64_t* keys, const std::uint64_t* a, std::size_t na, double threshold,
+              Hit* hit);
+
+  std::size_t rows() const noexcept { return rows_.size(); }
+  std::size_t held() const noexcept { return held_; }
+  // After an exception from add() (out of memory), the index is not to be used again.
+  // Bytes held (capacities).
+  std::size_t bytes() const noexcept;
+
+ private:
+  struct Row {
+    std::int64_t tag;
+    std::uint64_t set_at;  // index of the set's first hash in chunks_, or kNoSet
+    std::uint64_t size;    // of the set, or kUnknownSize
+    std::uint32_t seen;    // the last query that met it
+    bool original;
+  };
+  static constexpr std::uint64_t kNoSet = ~static_cast<std::uint64_t>(0);
+  static constexpr std::size_t kChunkShift = 20;  // 8 MB of hashes a chunk
+  static constexpr std::size_t kChunk = std::size_t{1} << kChunkShift;
+
+  std::size_t bucket(int band, std::int64_t key) const noexcept;
+  const std::uint64_t* set_of(const Row& r) const noexcept;
+  // Calls f(row index) once for each row sharing a key in its band with keys, until f
+  // returns false.
+  template <typename F>
+  void for_candidates(const std::int64_t* keys, F&& f);
+
+  std::vector<Row> rows_;
+  std::vector<std::int64_t> keys_;    // kLshBands a row
+  std::vector<std::uint32_t> next_;   // kLshBands a row: the next node of its chain
+  std::vector<std::uint32_t> heads_;  // node + 1, or 0
+  std::vector<std::unique_ptr<std::uint64_t[]>> chunks_;
+  std::size_t chunk_used_ = kChunk;
+  std::size_t held_ = 0;
+  std::uint32_t query_ = 0;
+};
+
+}  // namespace simhash
