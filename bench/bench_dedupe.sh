@@ -16,6 +16,7 @@
 #
 # Usage: bench/bench_dedupe.sh [--rows N] [--k K] [--rounds R] [--inserts M] [--layouts L]
 #                              [--kinds K] [--no-inserts] [--preload P] [--sets]
+#                              [--maintenance-work-mem M]
 #   --rows N    rows per COPY (default 1000000): paragraphs of the real-text corpus and
 #               edited copies of them (2..20% of words deleted), shuffled
 #   --k K       the trigger's maximum distance and the layout's (default 3), or a similarity
@@ -41,6 +42,10 @@
 #               untimed, before the trigger is made), as for a nightly load into a table
 #               that already holds data (default 0: an empty table); with --sets they
 #               hold no stored set (NULL), so they are verified against their texts
+#   --maintenance-work-mem M  the server's maintenance_work_mem (default 1GB): the budget
+#               of the bulk path's plan and engine, and of the trigger's table filter or
+#               index during a long statement (with a threshold, each row's shingle set:
+#               about 3 kB a row of this data)
 # The corpus is scripts/make_corpus.sh's, in $SIMHASH_CORPUS (default /tmp/simhash-corpus;
 # made if missing). Needs the extension installed (scripts/setup.sh).
 set -euo pipefail
@@ -56,6 +61,7 @@ layout_list=default,k+1
 kind_list=
 preload=0
 sets=0
+mwm=1GB
 while [[ $# -gt 0 ]]; do
     case $1 in
         --rows) rows=$2; shift 2 ;;
@@ -67,6 +73,7 @@ while [[ $# -gt 0 ]]; do
         --no-inserts) inserts=0; shift ;;
         --preload) preload=$2; shift 2 ;;
         --sets) sets=1; shift ;;
+        --maintenance-work-mem) mwm=$2; shift 2 ;;
         -h | --help) sed -n '2,/^set -euo/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
@@ -93,7 +100,7 @@ fi
 
 export PGCLUSTER_SETTINGS="shared_buffers = '2GB'
 work_mem = '64MB'
-maintenance_work_mem = '1GB'
+maintenance_work_mem = '${mwm}'
 max_wal_size = '8GB'
 checkpoint_timeout = '1h'
 autovacuum = off

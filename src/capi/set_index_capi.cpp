@@ -30,10 +30,10 @@ extern "C" void simhash_set_index_free(simhash_set_index *index) noexcept { dele
 
 extern "C" simhash_status simhash_set_index_add(simhash_set_index *index, const int64_t *keys,
                                                 const uint64_t *set, size_t n, int64_t tag,
-                                                int original, char *errbuf,
-                                                size_t errcap) noexcept {
+                                                int original, size_t hold_limit,
+                                                char *errbuf, size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
-    index->index.add(keys, set, n, tag, original != 0);
+    index->index.add(keys, set, n, tag, original != 0, hold_limit);
     return SIMHASH_OK;
   });
 }

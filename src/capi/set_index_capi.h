@@ -39,11 +39,13 @@ void simhash_set_index_free(simhash_set_index *index) SIMHASH_NOEXCEPT;
 /*
  * Adds a row: its SIMHASH_LSH_BANDS band keys, its shingle set set[0..n) (ascending,
  * distinct) or NULL (not held: n its size, or SIMHASH_SET_UNKNOWN_SIZE), its tag, and
- * whether it is an original (policy link).
+ * whether it is an original (policy link). The set is held only while the index's bytes
+ * stay within hold_limit with it.
  */
 simhash_status simhash_set_index_add(simhash_set_index *index, const int64_t *keys,
                                      const uint64_t *set, size_t n, int64_t tag, int original,
-                                     char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+                                     size_t hold_limit, char *errbuf,
+                                     size_t errcap) SIMHASH_NOEXCEPT;
 
 /*
  * The rows sharing a key (in its band) with keys[0..SIMHASH_LSH_BANDS) at least threshold

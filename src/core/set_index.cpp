@@ -21,20 +21,28 @@ std::size_t SetIndex::bucket(int band, std::int64_t key) const noexcept {
 }
 
 const std::uint64_t* SetIndex::set_of(const Row& r) const noexcept {
-  return chunks_[r.set_at >> kChunkShift].get() + (r.set_at & (kChunk - 1));
+  return chunks_[r.chunk].get() + r.offset;
 }
 
 void SetIndex::add(const std::int64_t* keys, const std::uint64_t* set, std::size_t n,
-                   std::int64_t tag, bool original) {
+                   std::int64_t tag, bool original, std::size_t hold_limit) {
   if ((rows_.size() + 1) * kLshBands >= UINT32_MAX) throw std::length_error("SetIndex: too many rows");
-  Row r{tag, kNoSet, n == kUnknownSize ? kUnknownSize : n, 0, original};
-  if (set != nullptr && n != kUnknownSize && n <= kChunk) {
-    if (chunk_used_ + n > kChunk) {
-      chunks_.emplace_back(new std::uint64_t[kChunk]);
+  Row r{tag, n, kNoSet, 0, 0, original};
+  const bool new_chunk = chunks_.empty() || chunk_used_ + n > chunk_size_;
+  std::size_t size = chunks_.empty() ? kFirstChunk : std::min(2 * chunk_size_, kMaxChunk);
+  size = std::max(size, n);
+  if (set != nullptr && n != kUnknownSize && n > 0 &&
+      (new_chunk ? size * sizeof(std::uint64_t) : 0) <= hold_limit - std::min(hold_limit, bytes())) {
+    if (new_chunk) {
+      if (chunks_.size() >= kNoSet - 1) throw std::length_error("SetIndex: too many chunks");
+      chunks_.emplace_back(new std::uint64_t[size]);
+      chunk_size_ = size;
       chunk_used_ = 0;
+      chunk_bytes_ += size * sizeof(std::uint64_t);
     }
     std::memcpy(chunks_.back().get() + chunk_used_, set, n * sizeof(std::uint64_t));
-    r.set_at = ((chunks_.size() - 1) << kChunkShift) | chunk_used_;
+    r.chunk = static_cast<std::uint32_t>(chunks_.size() - 1);
+    r.offset = static_cast<std::uint32_t>(chunk_used_);
     chunk_used_ += n;
     ++held_;
   }
@@ -45,9 +53,9 @@ void SetIndex::add(const std::int64_t* keys, const std::uint64_t* set, std::size
   // Twice as many heads as nodes at least (chains of other keys stay short); rebuilt at
   // four times, oldest nodes first, each pushed to the front: chains stay newest first.
   if (heads_.size() < 2 * rows_.size() * kLshBands) {
-    std::size_t size = heads_.empty() ? 1024 : heads_.size();
-    while (size < 4 * rows_.size() * kLshBands) size *= 2;
-    heads_.assign(size, 0);
+    std::size_t heads = heads_.empty() ? 1024 : heads_.size();
+    while (heads < 4 * rows_.size() * kLshBands) heads *= 2;
+    heads_.assign(heads, 0);
     for (std::size_t node = 0; node < rows_.size() * kLshBands; ++node) {
       const int band = static_cast<int>(node % kLshBands);
       const std::size_t b = bucket(band, keys_[node]);
@@ -95,7 +103,7 @@ SetIndex::Answer SetIndex::any(const std::int64_t* keys, const std::uint64_t* a,
     }
     const std::uint64_t need = common_needed(na, r.size, threshold);
     if (need > std::min<std::uint64_t>(na, r.size)) return true;
-    if (r.set_at == kNoSet) {
+    if (r.chunk == kNoSet) {
       unknown = true;
       return true;
     }
@@ -124,7 +132,7 @@ SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a
     }
     const std::uint64_t need = common_needed(na, r.size, threshold);
     if (need > std::min<std::uint64_t>(na, r.size)) return true;
-    if (r.set_at == kNoSet) {
+    if (r.chunk == kNoSet) {
       unknown = true;
       return true;
     }
@@ -148,7 +156,7 @@ SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a
 std::size_t SetIndex::bytes() const noexcept {
   return rows_.capacity() * sizeof(Row) + keys_.capacity() * sizeof(std::int64_t) +
          next_.capacity() * sizeof(std::uint32_t) + heads_.capacity() * sizeof(std::uint32_t) +
-         chunks_.size() * kChunk * sizeof(std::uint64_t) +
+         chunk_bytes_ +
          chunks_.capacity() * sizeof(std::unique_ptr<std::uint64_t[]>);
 }
 

@@ -41,10 +41,11 @@ class SetIndex {
 
   // Adds a row: its keys[0..kLshBands) (one a band), its set (ascending and distinct: not
   // checked) or none (set == nullptr: the row is only known to share keys; n its size, or
-  // kUnknownSize), the caller's tag and whether it is an original (for best()).
+  // kUnknownSize), the caller's tag and whether it is an original (for best()). The set is
+  // held only while bytes() stays within hold_limit with it; the row is added either way.
   static constexpr std::size_t kUnknownSize = ~static_cast<std::size_t>(0);
   void add(const std::int64_t* keys, const std::uint64_t* set, std::size_t n, std::int64_t tag,
-           bool original);
+           bool original, std::size_t hold_limit = ~static_cast<std::size_t>(0));
 
   // Any row at least `threshold` similar to the set a[0..na) with keys[0..kLshBands).
   Answer any(const std::int64_t* keys, const std::uint64_t* a, std::size_t na, double threshold,
@@ -64,14 +65,17 @@ class SetIndex {
  private:
   struct Row {
     std::int64_t tag;
-    std::uint64_t set_at;  // index of the set's first hash in chunks_, or kNoSet
     std::uint64_t size;    // of the set, or kUnknownSize
+    std::uint32_t chunk;   // the set's chunk, or kNoSet
+    std::uint32_t offset;  // its first hash there
     std::uint32_t seen;    // the last query that met it
     bool original;
   };
-  static constexpr std::uint64_t kNoSet = ~static_cast<std::uint64_t>(0);
-  static constexpr std::size_t kChunkShift = 20;  // 8 MB of hashes a chunk
-  static constexpr std::size_t kChunk = std::size_t{1} << kChunkShift;
+  static constexpr std::uint32_t kNoSet = ~static_cast<std::uint32_t>(0);
+  // Hashes of the first chunk; each next one twice the last, up to kMaxChunk (8 MB). A set
+  // larger than the next chunk gets one of its own.
+  static constexpr std::size_t kFirstChunk = std::size_t{1} << 14;
+  static constexpr std::size_t kMaxChunk = std::size_t{1} << 20;
 
   std::size_t bucket(int band, std::int64_t key) const noexcept;
   const std::uint64_t* set_of(const Row& r) const noexcept;
@@ -85,7 +89,9 @@ class SetIndex {
   std::vector<std::uint32_t> next_;   // kLshBands a row: the next node of its chain
   std::vector<std::uint32_t> heads_;  // node + 1, or 0
   std::vector<std::unique_ptr<std::uint64_t[]>> chunks_;
-  std::size_t chunk_used_ = kChunk;
+  std::size_t chunk_size_ = 0;  // of the last chunk
+  std::size_t chunk_used_ = 0;
+  std::size_t chunk_bytes_ = 0;
   std::size_t held_ = 0;
   std::uint32_t query_ = 0;
 };

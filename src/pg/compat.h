@@ -58,16 +58,18 @@
 #endif
 
 /*
- * The updates (and inserts) a relation's table statistics count before they reach the
+ * The updates (inserts, deletes) a relation's table statistics count before they reach the
  * transaction's nesting levels (pgstat.h): PostgreSQL 16 renamed the fields of
  * PgStat_TableCounts.
  */
 #if PG_VERSION_NUM >= 160000
 #define SIMHASH_TABSTAT_UPDATED(st) ((st)->counts.tuples_updated)
 #define SIMHASH_TABSTAT_INSERTED(st) ((st)->counts.tuples_inserted)
+#define SIMHASH_TABSTAT_DELETED(st) ((st)->counts.tuples_deleted)
 #else
 #define SIMHASH_TABSTAT_UPDATED(st) ((st)->t_counts.t_tuples_updated)
 #define SIMHASH_TABSTAT_INSERTED(st) ((st)->t_counts.t_tuples_inserted)
+#define SIMHASH_TABSTAT_DELETED(st) ((st)->t_counts.t_tuples_deleted)
 #endif
 
 /*

@@ -403,12 +403,13 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 	 */
 	if (old == NULL && c->min_similarity > 0)
 		plan_row = bulk_plan_row(c, &w);
-	if (c->min_similarity == 0)
-		table_filter_row(c);
+	table_filter_row(c);
 	if (w.search &&
 		!(old == NULL && c->min_similarity == 0 &&
 		  (bulk_filter_clear(c, w.fp) || table_filter_clear(c, w.fp))) &&
-		!bulk_plan_answer(c, plan_row, &found))
+		!bulk_plan_answer(c, plan_row, &found) &&
+		!(old == NULL && c->min_similarity > 0 && plan_row < 0 &&
+		  table_index_answer(c, &w, &found)))
 	{
 		find_near_duplicate(c, rel, old, &w, &found);
 		bulk_plan_searched(c, plan_row);
@@ -435,7 +436,9 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 	}
 	if (w.search)
 		bulk_plan_written(c, plan_row, rel, tuple, &found);
-	if (old == NULL && c->min_similarity == 0)
+	if (old == NULL && c->min_similarity > 0 && w.search)
+		table_index_written(c, rel, &w, tuple, !found.any);
+	if (old == NULL)
 		table_filter_inserting();
 	return PointerGetDatum(tuple);
 }

@@ -211,6 +211,9 @@ extern bool table_filter_clear(DedupeConfig *c, uint64 fp);
 extern void table_filter_searched(DedupeConfig *c, Trigger *tg);
 extern void table_filter_written(DedupeConfig *c, uint64 fp);
 extern void table_filter_inserting(void);
+extern bool table_index_answer(DedupeConfig *c, RowWork *w, Found *found);
+extern void table_index_written(DedupeConfig *c, Relation rel, RowWork *w, HeapTuple tuple,
+								bool original);
 
 /*
  * dedupe_bulk.c, with a threshold: the load's plan (BulkPlan) answers the trigger for the

@@ -56,7 +56,14 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "access/detoast.h"
+#include "access/heapam.h"
+#include "access/tableam.h"
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+
 #include "capi/near_filter_capi.h"
+#include "capi/set_index_capi.h"
 #include "pg/compat.h"
 #include "pg/dedupe.h"
 #include "pg/simhash_pg.h"
@@ -87,9 +94,17 @@ typedef struct TableFilter
 	uint64		searches;		/* of the statement, while the command id held */
 	uint64		next_look;
 	bool		given_up;		/* too large, or not allowed: not again in this statement */
-	simhash_near_filter *fps;	/* NULL until made */
+	simhash_near_filter *fps;	/* NULL until made (with a distance) */
+	/* With a threshold: the table index, its trigger's policy and what it shows. */
+	double		min_similarity;
+	DedupePolicy policy;
+	AttrNumber	sets_attno;
+	simhash_set_index *sets;	/* NULL until made */
+	Oid			key_type;		/* link: the key's type (int2, int4, int8) */
+	bool		may_read;		/* may_read_near_duplicate() when made */
 	int			ntargets;
 	int64	   *updated;		/* each target's updates (counted()) when made */
+	int64	   *deleted;		/* and deletes */
 	int64		inserted;		/* the targets' inserts (counted()) at the last row */
 	bool		inserting;		/* the last row was let through as an INSERT */
 	Size		budget;
@@ -108,8 +123,24 @@ free_table_filter(void *arg)
 
 	simhash_near_filter_free(f->fps);
 	f->fps = NULL;
+	simhash_set_index_free(f->sets);
+	f->sets = NULL;
 	if (table_filter == f)
 		table_filter = NULL;
+}
+
+/* True when the filter (or table index) is made and in use. */
+static bool
+made(const TableFilter *f)
+{
+	return f->fps != NULL || f->sets != NULL;
+}
+
+/* What the filter is called in messages. */
+static const char *
+filter_name(const TableFilter *f)
+{
+	return f->min_similarity > 0 ? "table index" : "table filter";
 }
 
 static void
@@ -120,9 +151,9 @@ drop_filter(void)
 		TableFilter *f = table_filter;
 
 		table_filter = NULL;
-		if (f->fps != NULL)
-			elog(DEBUG1, "simhash_dedupe: table filter dropped (%llu searches spared)",
-				 (unsigned long long) f->spared);
+		if (made(f))
+			elog(DEBUG1, "simhash_dedupe: %s dropped (%llu searches spared)",
+				 filter_name(f), (unsigned long long) f->spared);
 		MemoryContextDelete(f->cxt);
 	}
 }
@@ -136,14 +167,18 @@ give_up(TableFilter *f)
 {
 	simhash_near_filter_free(f->fps);
 	f->fps = NULL;
+	simhash_set_index_free(f->sets);
+	f->sets = NULL;
 	f->given_up = true;
 }
+
 
 /* True when the trigger of config c searches as the filter's does. */
 static bool
 same_search(const TableFilter *f, const DedupeConfig *c)
 {
-	return f->root == c->root && f->k == c->k && c->min_similarity == 0 &&
+	return f->root == c->root && f->k == c->k && f->min_similarity == c->min_similarity &&
+		f->policy == c->policy && f->sets_attno == c->sets_attno &&
 		f->text_attno == c->root_text_attno && f->fp_attno == c->root_fp_attno;
 }
 
@@ -161,6 +196,9 @@ start(DedupeConfig *c)
 	f->lxid = SIMHASH_MY_LXID;
 	f->subxid = GetCurrentSubTransactionId();
 	f->k = c->k;
+	f->min_similarity = c->min_similarity;
+	f->policy = c->policy;
+	f->sets_attno = c->sets_attno;
 	f->text_attno = c->root_text_attno;
 	f->fp_attno = c->root_fp_attno;
 	f->next_look = FILTER_MIN_SEARCHES;
@@ -183,7 +221,7 @@ expect(TableFilter *f)
 }
 
 /*
- * The rows this transaction has updated and inserted in relation relid, as its table
+ * The rows this transaction has updated, inserted and deleted in relation relid, as its table
  * statistics count them (every update and insert, whatever statement or trigger made it,
  * through the trigger or not; nothing else moves the counts but a TRUNCATE, which zeroes
  * them): false when they are not counted (track_counts off, or not yet for this relation).
@@ -193,7 +231,7 @@ expect(TableFilter *f)
  * on are all the filter needs); without it, such a partition kept the filter off.
  */
 static bool
-counted(Oid relid, int64 *updated, int64 *inserted, bool start)
+counted(Oid relid, int64 *updated, int64 *inserted, int64 *deleted, bool start)
 {
 	Relation	rel = RelationIdGetRelation(relid);
 	struct PgStat_TableStatus *st;
@@ -208,10 +246,12 @@ counted(Oid relid, int64 *updated, int64 *inserted, bool start)
 	{
 		*updated = SIMHASH_TABSTAT_UPDATED(st);
 		*inserted = SIMHASH_TABSTAT_INSERTED(st);
+		*deleted = SIMHASH_TABSTAT_DELETED(st);
 		for (struct PgStat_TableXactStatus *x = st->trans; x != NULL; x = x->upper)
 		{
 			*updated += x->tuples_updated;
 			*inserted += x->tuples_inserted;
+			*deleted += x->tuples_deleted;
 		}
 		ok = true;
 	}
@@ -239,18 +279,34 @@ table_unchanged(TableFilter *f, DedupeConfig *c, bool baseline, const char **why
 	{
 		int64		u;
 		int64		i;
+		int64		d;
 
-		if (!counted(c->targets[t].relid, &u, &i, baseline))
+		if (!counted(c->targets[t].relid, &u, &i, &d, baseline))
 			return false;
 		if (baseline)
+		{
 			f->updated[t] = u;
+			f->deleted[t] = d;
+		}
 		else if (u != f->updated[t])
 			ok = false;
+		else if (f->sets != NULL && d != f->deleted[t])
+		{
+			*why = "a delete";
+			ok = false;
+		}
 		inserted += i;
 	}
-	if (!baseline && inserted - f->inserted > (f->inserting ? 1 : 0))
+	/*
+	 * The table index answers "found" too, so a row it holds must be in the table: the
+	 * row let through last must have been inserted (not dropped by ON CONFLICT DO NOTHING,
+	 * whose speculative insertion, when undone, counts a delete).
+	 */
+	if (!baseline && (f->sets != NULL ? inserted - f->inserted != (f->inserting ? 1 : 0)
+					  : inserted - f->inserted > (f->inserting ? 1 : 0)))
 	{
-		*why = "a row inserted past the trigger";
+		*why = inserted - f->inserted > (f->inserting ? 1 : 0)
+			? "a row inserted past the trigger" : "a row let through but not inserted";
 		ok = false;
 	}
 	f->inserted = inserted;
@@ -268,18 +324,28 @@ fingerprint_index(const DedupeTarget *t)
 	return InvalidOid;
 }
 
-/* Pages of the indexes the filter would read; false when a target has none to read. */
+/*
+ * Pages the filter would read (with a threshold, the table index: the targets' own); false
+ * when a target has none to read.
+ */
 static bool
 pages_to_read(DedupeConfig *c, BlockNumber *pages)
 {
 	*pages = 0;
 	for (int t = 0; t < c->ntargets; t++)
 	{
-		Oid			ind = fingerprint_index(&c->targets[t]);
+		Oid			ind = c->min_similarity > 0 ? c->targets[t].relid : fingerprint_index(&c->targets[t]);
 		Relation	r;
 
 		if (!OidIsValid(ind))
 			return false;
+		if (c->min_similarity > 0)
+		{
+			r = table_open(ind, AccessShareLock);
+			*pages += RelationGetNumberOfBlocks(r);
+			table_close(r, NoLock);
+			continue;
+		}
 		r = index_open(ind, AccessShareLock);
 		*pages += RelationGetNumberOfBlocks(r);
 		index_close(r, NoLock);
@@ -395,6 +461,187 @@ fill(TableFilter *f, DedupeConfig *c)
 	return ok;
 }
 
+/*
+ * With a threshold: texts longer than this (in bytes) are not shingled for the table
+ * index; a row sharing a key with one is searched.
+ */
+#define INDEX_MAX_TEXT (1024 * 1024)
+
+/*
+ * Adds a row to the table index, its set held while the index stays within three
+ * quarters of the budget; false past the whole budget (or out of memory).
+ */
+static bool
+index_add(TableFilter *f, const int64 *keys, const uint64 *set, size_t n, int64 tag,
+		  bool original)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+
+	if (simhash_set_index_add(f->sets, keys, set, n, tag, original, f->budget - f->budget / 4,
+							  errbuf, sizeof(errbuf)) != SIMHASH_OK)
+		return false;
+	f->members++;
+	return simhash_set_index_bytes(f->sets) <= f->budget;
+}
+
+/* The link policy's tag of a key value: the key itself (int2, int4 or int8). */
+static int64
+key_tag(TableFilter *f, Datum d)
+{
+	switch (f->key_type)
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+		case INT8OID:
+			return DatumGetInt64(d);
+	}
+	return 0;
+}
+
+static Datum
+tag_key(TableFilter *f, int64 tag)
+{
+	switch (f->key_type)
+	{
+		case INT2OID:
+			return Int16GetDatum((int16) tag);
+		case INT4OID:
+			return Int32GetDatum((int32) tag);
+	}
+	return Int64GetDatum(tag);
+}
+
+/*
+ * The band keys of a keys column value, as the search's shares_lsh_key() reads them: a
+ * one-dimensional int8 array of SIMHASH_LSH_BANDS keys without NULL; false otherwise (no
+ * search ever verifies such a row).
+ */
+static bool
+row_band_keys(Datum d, int64 *keys)
+{
+	ArrayType  *a = DatumGetArrayTypeP(d);
+	bool		ok = ARR_NDIM(a) == 1 && ARR_ELEMTYPE(a) == INT8OID && !array_contains_nulls(a) &&
+		ARR_DIMS(a)[0] == SIMHASH_LSH_BANDS;
+
+	if (ok)
+		memcpy(keys, ARR_DATA_PTR(a), sizeof(int64) * SIMHASH_LSH_BANDS);
+	if ((Pointer) a != DatumGetPointer(d))
+		pfree(a);
+	return ok;
+}
+
+/*
+ * With a threshold: reads every row of each target that a search would see now (the
+ * latest snapshot: what committed before the table lock, and this transaction's rows so
+ * far) into the table index, with the set its verification would use: the stored set
+ * ('sets=column') when well-formed, else its text's. False past the budget.
+ */
+static bool
+fill_sets(TableFilter *f, DedupeConfig *c)
+{
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	MemoryContext row_cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash table index row",
+												  ALLOCSET_DEFAULT_SIZES);
+	bool		ok = true;
+
+	for (int t = 0; t < c->ntargets && ok; t++)
+	{
+		DedupeTarget *target = &c->targets[t];
+		Relation	heap = table_open(target->relid, AccessShareLock);
+		TableScanDesc scan = table_beginscan(heap, snapshot, 0, NULL);
+		TupleTableSlot *slot = table_slot_create(heap, NULL);
+		uint64		read = 0;
+
+		while (ok && table_scan_getnextslot(scan, ForwardScanDirection, slot))
+		{
+			MemoryContext old = MemoryContextSwitchTo(row_cxt);
+			int64		keys[SIMHASH_LSH_BANDS];
+			bool		isnull;
+			Datum		d;
+			SimhashShingleSet set = {NULL, 0};
+			bool		have_set = false;
+			size_t		n = SIMHASH_SET_UNKNOWN_SIZE;
+			int64		tag = 0;
+			bool		original = true;
+
+			if ((++read & 255) == 0)
+				CHECK_FOR_INTERRUPTS();
+			d = slot_getattr(slot, target->fp_attno, &isnull);
+			if (isnull || !row_band_keys(d, keys))
+				goto next;
+			d = slot_getattr(slot, target->text_attno, &isnull);
+			if (isnull)
+				goto next;
+			if (target->sets_attno > 0)
+			{
+				bool		sets_null;
+				Datum		sd = slot_getattr(slot, target->sets_attno, &sets_null);
+
+				if (!sets_null && stored_set_length_ok(toast_raw_datum_size(sd) - VARHDRSZ))
+					have_set = stored_set_read(DatumGetByteaPP(sd), &set);
+			}
+			if (!have_set && toast_raw_datum_size(d) - VARHDRSZ <= INDEX_MAX_TEXT)
+			{
+				set = simhash_text_shingles(DatumGetTextPP(d));
+				have_set = true;
+			}
+			if (have_set)
+				n = set.size;
+			if (have_set && n == 0)
+				goto next;		/* no shingle: never similar */
+			if (f->policy == POLICY_LINK)
+			{
+				(void) slot_getattr(slot, target->link_attno, &isnull);
+				original = isnull;
+				d = slot_getattr(slot, target->key_attnos[0], &isnull);
+				if (isnull)
+				{
+					ok = false;	/* cannot name it: the search would */
+					goto next;
+				}
+				tag = key_tag(f, d);
+			}
+			ok = index_add(f, keys, have_set ? set.data : NULL, n, tag, original);
+	next:
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(row_cxt);
+		}
+		ExecDropSingleTupleTableSlot(slot);
+		table_endscan(scan);
+		table_close(heap, NoLock);
+	}
+	MemoryContextDelete(row_cxt);
+	UnregisterSnapshot(snapshot);
+	return ok;
+}
+
+/*
+ * With a threshold and policy link, the table index names a row by its key, which must be
+ * one column of type int2, int4 or int8 (whose order is the tag's), the same in each
+ * target; false otherwise.
+ */
+static bool
+link_key_ok(TableFilter *f, DedupeConfig *c)
+{
+	f->key_type = InvalidOid;
+	if (c->nkeys != 1 || !c->key_cmp_ok)
+		return false;
+	for (int t = 0; t < c->ntargets; t++)
+	{
+		Relation	r = table_open(c->targets[t].relid, AccessShareLock);
+		Oid			type = TupleDescAttr(RelationGetDescr(r), c->targets[t].key_attnos[0] - 1)->atttypid;
+
+		table_close(r, NoLock);
+		if ((type != INT2OID && type != INT4OID && type != INT8OID) ||
+			(f->key_type != InvalidOid && f->key_type != type))
+			return false;
+		f->key_type = type;
+	}
+	return true;
+}
+
 /* Makes the filter if the statement and the transaction's locks allow it and it pays. */
 static void
 consider(TableFilter *f, DedupeConfig *c, Trigger *tg)
@@ -406,8 +653,13 @@ consider(TableFilter *f, DedupeConfig *c, Trigger *tg)
 	f->next_look = f->searches + FILTER_LOOK_EVERY;
 	if (!holds_table(c))
 		return;
-	if (IsolationIsSerializable() || filter_unsafe(c, tg->tgname, tg->tgfoid) ||
-		!pages_to_read(c, &pages))
+	/*
+	 * With a threshold, only under READ COMMITTED: under REPEATABLE READ a search also
+	 * checks each near duplicate against the transaction's snapshot.
+	 */
+	if (IsolationIsSerializable() || (c->min_similarity > 0 && IsolationUsesXactSnapshot()) ||
+		(c->min_similarity > 0 && c->policy == POLICY_LINK && !link_key_ok(f, c)) ||
+		filter_unsafe(c, tg->tgname, tg->tgfoid) || !pages_to_read(c, &pages))
 	{
 		f->given_up = true;
 		return;
@@ -417,6 +669,7 @@ consider(TableFilter *f, DedupeConfig *c, Trigger *tg)
 	{
 		f->ntargets = c->ntargets;
 		f->updated = MemoryContextAlloc(f->cxt, sizeof(int64) * Max(c->ntargets, 1));
+		f->deleted = MemoryContextAlloc(f->cxt, sizeof(int64) * Max(c->ntargets, 1));
 	}
 	else if (f->ntargets != c->ntargets)
 	{
@@ -428,6 +681,21 @@ consider(TableFilter *f, DedupeConfig *c, Trigger *tg)
 	if ((uint64) pages * FILTER_SEARCHES_PER_PAGE > f->searches)
 		return;
 	f->budget = (Size) maintenance_work_mem * 1024;
+	if (c->min_similarity > 0)
+	{
+		simhash_check_status(simhash_set_index_create(&f->sets, errbuf, sizeof(errbuf)), errbuf);
+		f->may_read = may_read_near_duplicate(c);
+		if (!fill_sets(f, c))
+		{
+			elog(DEBUG1, "simhash_dedupe: no table index: the table's rows would take more than maintenance_work_mem");
+			give_up(f);
+			return;
+		}
+		elog(DEBUG1, "simhash_dedupe: table index of %llu rows (%zu with their sets) after %llu searches",
+			 (unsigned long long) f->members, simhash_set_index_held(f->sets),
+			 (unsigned long long) f->searches);
+		return;
+	}
 	simhash_check_status(simhash_near_filter_create(c->k, &f->fps, errbuf, sizeof(errbuf)),
 						 errbuf);
 	if (!fill(f, c))
@@ -455,11 +723,11 @@ table_filter_row(DedupeConfig *c)
 	if (f->lxid != SIMHASH_MY_LXID || f->subxid != GetCurrentSubTransactionId() ||
 		f->cid != GetCurrentCommandId(false) || !same_search(f, c))
 		drop_filter();
-	else if (f->fps != NULL && (f->ntargets != c->ntargets || !table_unchanged(f, c, false, &why)))
+	else if (made(f) && (f->ntargets != c->ntargets || !table_unchanged(f, c, false, &why)))
 	{
 		/* the statement updates the table (or inserts past the trigger): no filter again */
-		elog(DEBUG1, "simhash_dedupe: table filter dropped after %s (%llu searches spared)",
-			 why, (unsigned long long) f->spared);
+		elog(DEBUG1, "simhash_dedupe: %s dropped after %s (%llu searches spared)",
+			 filter_name(f), why, (unsigned long long) f->spared);
 		give_up(f);
 	}
 }
@@ -480,12 +748,12 @@ table_filter_searched(DedupeConfig *c, Trigger *tg)
 {
 	TableFilter *f = table_filter;
 
-	if (c->min_similarity > 0 || !c->indexed)
+	if (!c->indexed)
 		return;
 	if (f == NULL)
 		f = start(c);
 	f->searches++;
-	if (f->fps == NULL && !f->given_up && f->searches >= f->next_look)
+	if (!made(f) && !f->given_up && f->searches >= f->next_look)
 		consider(f, c, tg);
 	expect(f);
 }
@@ -501,6 +769,85 @@ table_filter_written(DedupeConfig *c, uint64 fp)
 	{
 		elog(DEBUG1, "simhash_dedupe: table filter past maintenance_work_mem");
 		give_up(f);
+	}
+	expect(f);
+}
+
+/*
+ * With a threshold: the table index's answer for a new row with keys and a shingle set
+ * (w), into *found; false when the row is to be searched (no index, a row it holds without
+ * its set might decide, or reject found one: the search names it in the message).
+ */
+bool
+table_index_answer(DedupeConfig *c, RowWork *w, Found *found)
+{
+	TableFilter *f = table_filter;
+	simhash_set_answer answer;
+	int64		tag;
+	int			original;
+	double		similarity;
+
+	if (f == NULL || f->sets == NULL || w->nlsh != SIMHASH_LSH_BANDS)
+		return false;
+	answer = simhash_set_index_find(f->sets, w->lsh, w->new_text.set.data, w->new_text.set.size,
+									c->min_similarity, c->policy == POLICY_LINK, &tag,
+									&original, &similarity);
+	if (answer == SIMHASH_SET_UNKNOWN || (answer == SIMHASH_SET_FOUND && c->policy == POLICY_REJECT))
+		return false;
+	f->spared++;
+	expect(f);
+	if (answer == SIMHASH_SET_NONE)
+		return true;
+	found->any = true;
+	found->similarity = similarity;
+	found->is_original = original != 0;
+	if (c->policy == POLICY_LINK)
+	{
+		found->key = tag_key(f, tag);
+		/* only whether it is NULL counts for link (refuse_hidden_link()) */
+		found->key_text = f->may_read ? pstrdup("") : NULL;
+	}
+	return true;
+}
+
+/*
+ * With a threshold: the new row in tuple (w its keys and set) is let through; original:
+ * its link column is NULL.
+ */
+void
+table_index_written(DedupeConfig *c, Relation rel, RowWork *w, HeapTuple tuple, bool original)
+{
+	TableFilter *f = table_filter;
+	int64		tag = 0;
+
+	if (f == NULL)
+		return;
+	if (f->sets != NULL && w->nlsh == SIMHASH_LSH_BANDS && w->new_text.set.size > 0)
+	{
+		if (c->policy == POLICY_LINK)
+		{
+			bool		isnull = true;
+			Datum		d = (Datum) 0;
+
+			/* the key of the row, in the target it goes to */
+			for (int t = 0; t < c->ntargets; t++)
+				if (c->targets[t].relid == RelationGetRelid(rel))
+					d = heap_getattr(tuple, c->targets[t].key_attnos[0], RelationGetDescr(rel),
+									 &isnull);
+			if (isnull)
+			{
+				elog(DEBUG1, "simhash_dedupe: table index dropped: a row without a key");
+				give_up(f);
+				expect(f);
+				return;
+			}
+			tag = key_tag(f, d);
+		}
+		if (!index_add(f, w->lsh, w->new_text.set.data, w->new_text.set.size, tag, original))
+		{
+			elog(DEBUG1, "simhash_dedupe: table index past maintenance_work_mem");
+			give_up(f);
+		}
 	}
 	expect(f);
 }
