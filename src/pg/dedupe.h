@@ -199,12 +199,14 @@ extern void bulk_filter_written(DedupeConfig *c, uint64 fp);
 extern bool filter_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn);
 
 /*
- * dedupe_table_filter.c, with a distance: the table's fingerprints in memory during a long
- * COPY or INSERT under the table lock. table_filter_row() first for every row;
- * table_filter_clear(): true when the row has no near duplicate (no search needed);
- * table_filter_searched(): after the trigger's search; table_filter_written(): the row
- * is let through with fingerprint fp; table_filter_inserting(): an INSERT's row is let
- * through (with a fingerprint or not).
+ * dedupe_table_filter.c: during a long COPY or INSERT under the table lock, with a
+ * distance the table's fingerprints in memory, with a threshold its keys and shingle sets
+ * (the table index). table_filter_row() first for every row; table_filter_clear(): true
+ * when the row has no near duplicate (no search needed); table_index_answer(): true when
+ * the table index answers the row's search (into *found); table_filter_searched(): after
+ * the trigger's search; table_filter_written() / table_index_written(): the row is let
+ * through (with a fingerprint fp; with keys and a set); table_filter_inserting(): an
+ * INSERT's row is let through (with keys or not).
  */
 extern void table_filter_row(DedupeConfig *c);
 extern bool table_filter_clear(DedupeConfig *c, uint64 fp);

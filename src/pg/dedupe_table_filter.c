@@ -41,6 +41,30 @@
  * (k + 4 copies of each fingerprint, max_members()), then dropped once the k + 1 copies it
  * keeps as the statement adds rows would pass it; the statement then searches every row.
  * Not under SERIALIZABLE (the searches' predicate locks are part of what it checks).
+ *
+ * The table index (with a similarity threshold). The same state, made at the same point
+ * (the pages counted are the targets' own: the making reads every row), holds instead a
+ * SetIndex (src/core/set_index.hpp): each row's LSH keys and shingle set, by band key,
+ * read from the targets with the search's snapshot (the latest: what committed before the
+ * table lock, and this transaction's rows so far), the set each verification would use
+ * (the stored one of 'sets=column' when well-formed, else the text's; a text over
+ * INDEX_MAX_TEXT is held without one), and then every row the trigger lets through. It
+ * answers a new row's search itself, so it must hold exactly the rows a search sees, not
+ * a superset as the filter may: besides everything above, a delete in a target drops it,
+ * and between two rows the count of inserts must grow by exactly the row let through last
+ * (ON CONFLICT DO NOTHING lets a row through the trigger and then inserts nothing, or
+ * inserts it speculatively and deletes it). Its answers:
+ * - none: no row sharing a key in its band is at least as similar as the threshold (the
+ *   same merge as the search's, stopped once the threshold is out of reach): the row is
+ *   written without a search;
+ * - found, for skip and link: skip drops the row; link names the row the search's order
+ *   of preference picks (originals, then the most similar, then the smallest key: keys of
+ *   type int2, int4 or int8, whose order the index compares; with another key there is no
+ *   index for link). Reject searches, so that its message names the row as always;
+ * - unknown: a row it holds without its set (past three quarters of maintenance_work_mem,
+ *   or a long text) might decide, and the row is searched.
+ * Only under READ COMMITTED (under REPEATABLE READ a search checks the rows it finds
+ * against the transaction's snapshot). Past maintenance_work_mem it is dropped.
  */
 #include "postgres.h"
 

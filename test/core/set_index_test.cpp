@@ -157,8 +157,8 @@ TEST(SetIndex, CapiFindsAnAddedRow) {
   EXPECT_EQ(simhash_set_index_find(index, keys.data(), set.data(), set.size(), 0.8, 1, &tag,
                                    &original, &sim),
             SIMHASH_SET_NONE);
-  ASSERT_EQ(simhash_set_index_add(index, keys.data(), set.data(), set.size(), 42, 1, err,
-                                  sizeof(err)),
+  ASSERT_EQ(simhash_set_index_add(index, keys.data(), set.data(), set.size(), 42, 1,
+                                  SIZE_MAX, err, sizeof(err)),
             SIMHASH_OK);
   EXPECT_EQ(simhash_set_index_find(index, keys.data(), set.data(), set.size(), 0.8, 1, &tag,
                                    &original, &sim),
@@ -168,6 +168,20 @@ TEST(SetIndex, CapiFindsAnAddedRow) {
   EXPECT_EQ(sim, 1.0);
   EXPECT_EQ(simhash_set_index_rows(index), 1u);
   EXPECT_EQ(simhash_set_index_held(index), 1u);
+  // past the hold limit, a row is added without its set: a query meeting it is unknown
+  ASSERT_EQ(simhash_set_index_add(index, keys.data(), set.data(), set.size(), 7, 1,
+                                  simhash_set_index_bytes(index), err, sizeof(err)),
+            SIMHASH_OK);
+  EXPECT_EQ(simhash_set_index_rows(index), 2u);
+  EXPECT_EQ(simhash_set_index_held(index), 2u);  // room in the first chunk
+  SetIndex small;
+  std::vector<std::uint64_t> big(70000);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = i * 3 + 1;
+  small.add(keys.data(), big.data(), big.size(), 1, true, small.bytes() + 1000);
+  EXPECT_EQ(small.held(), 0u);
+  EXPECT_EQ(small.rows(), 1u);
+  SetIndex::Hit hit;
+  EXPECT_EQ(small.any(keys.data(), big.data(), big.size(), 0.8, &hit), SetIndex::Answer::kUnknown);
   simhash_set_index_free(index);
 }
 
