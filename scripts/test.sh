@@ -26,7 +26,8 @@
 #                  one row a transaction, then loads through simhash_dedupe_insert (the
 #                  filter, the plan): 16 writers of 40-row loads (lock keys) and of
 #                  400-row loads (the table lock); 16 writers of one 400-row INSERT each
-#                  after LOCK TABLE (the trigger's table filter); no deadlock allowed
+#                  after LOCK TABLE (the trigger's table filter, k = 3, and its table
+#                  index, 0.8); no deadlock allowed
 #   dump           test/dump/dump_restore.sh: pg_dump and restore keep layouts, indexes,
 #                  the dedupe trigger and the answers
 #   examples       examples/run.sh: the example programs with real drivers, Python
@@ -142,7 +143,7 @@ stage_stress() {
     test/stress/dedupe_stress.sh &&
         test/stress/dedupe_stress.sh --mode bulk --rows-per-client 400 --batch 40 &&
         test/stress/dedupe_stress.sh --mode bulk --rows-per-client 400 --batch 400 &&
-        test/stress/dedupe_stress.sh --mode locked --rows-per-client 400 --batch 400 --limits 3
+        test/stress/dedupe_stress.sh --mode locked --rows-per-client 400 --batch 400 --limits "3 0.8"
 }
 
 stage_dump() {

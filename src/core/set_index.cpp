@@ -17,7 +17,7 @@ constexpr std::size_t kNoNode = 0;
 std::size_t SetIndex::bucket(int band, std::int64_t key) const noexcept {
   const std::uint64_t h = mix64(static_cast<std::uint64_t>(key) ^
                                 (static_cast<std::uint64_t>(band) * 0x9E3779B97F4A7C15ULL));
-  return static_cast<std::size_t>(h & (heads_.size() - 1));
+  return static_cast<std::size_t>(h & (heads_[0].size() - 1));
 }
 
 const std::uint64_t* SetIndex::set_of(const Row& r) const noexcept {
@@ -52,50 +52,58 @@ void SetIndex::add(const std::int64_t* keys, const std::uint64_t* set, std::size
   const std::size_t row = rows_.size() - 1;
   // Twice as many heads as nodes at least (chains of other keys stay short); rebuilt at
   // four times, oldest nodes first, each pushed to the front: chains stay newest first.
-  if (heads_.size() < 2 * rows_.size() * kLshBands) {
-    std::size_t heads = heads_.empty() ? 1024 : heads_.size();
+  if (heads_[0].size() < 2 * rows_.size() * kLshBands) {
+    std::size_t heads = heads_[0].empty() ? 1024 : heads_[0].size();
     while (heads < 4 * rows_.size() * kLshBands) heads *= 2;
-    heads_.assign(heads, 0);
+    heads_[0].assign(heads, 0);
+    heads_[1].assign(heads, 0);
     for (std::size_t node = 0; node < rows_.size() * kLshBands; ++node) {
       const int band = static_cast<int>(node % kLshBands);
+      auto& table = heads_[rows_[node / kLshBands].original ? 0 : 1];
       const std::size_t b = bucket(band, keys_[node]);
-      next_[node] = heads_[b];
-      heads_[b] = static_cast<std::uint32_t>(node + 1);
+      next_[node] = table[b];
+      table[b] = static_cast<std::uint32_t>(node + 1);
     }
     return;
   }
+  auto& table = heads_[original ? 0 : 1];
   for (int band = 0; band < kLshBands; ++band) {
     const std::size_t node = row * kLshBands + static_cast<std::size_t>(band);
     const std::size_t b = bucket(band, keys[band]);
-    next_[node] = heads_[b];
-    heads_[b] = static_cast<std::uint32_t>(node + 1);
+    next_[node] = table[b];
+    table[b] = static_cast<std::uint32_t>(node + 1);
   }
 }
 
-template <typename F>
-void SetIndex::for_candidates(const std::int64_t* keys, F&& f) {
-  if (rows_.empty()) return;
+void SetIndex::begin_query() {
   if (++query_ == 0) {
     for (Row& r : rows_) r.seen = 0;
     query_ = 1;
   }
+}
+
+template <typename F>
+bool SetIndex::for_candidates(const std::int64_t* keys, int cls, F&& f) {
+  if (rows_.empty()) return true;
+  const auto& table = heads_[cls];
   for (int band = 0; band < kLshBands; ++band) {
-    for (std::uint32_t at = heads_[bucket(band, keys[band])]; at != kNoNode; at = next_[at - 1]) {
+    for (std::uint32_t at = table[bucket(band, keys[band])]; at != kNoNode; at = next_[at - 1]) {
       const std::size_t node = at - 1;
       if (static_cast<int>(node % kLshBands) != band || keys_[node] != keys[band]) continue;
       Row& r = rows_[node / kLshBands];
       if (r.seen == query_) continue;
       r.seen = query_;
-      if (!f(node / kLshBands)) return;
+      if (!f(node / kLshBands)) return false;
     }
   }
+  return true;
 }
 
 SetIndex::Answer SetIndex::any(const std::int64_t* keys, const std::uint64_t* a, std::size_t na,
                                double threshold, Hit* hit) {
   bool unknown = false;
   bool found = false;
-  for_candidates(keys, [&](std::size_t i) {
+  auto check = [&](std::size_t i) {
     const Row& r = rows_[i];
     if (r.size == kUnknownSize) {
       unknown = true;
@@ -114,23 +122,27 @@ SetIndex::Answer SetIndex::any(const std::int64_t* keys, const std::uint64_t* a,
     hit->similarity = jaccard_of(common, na, r.size);
     found = true;
     return false;
-  });
+  };
+  begin_query();
+  if (for_candidates(keys, 0, check)) for_candidates(keys, 1, check);
   return found ? Answer::kFound : unknown ? Answer::kUnknown : Answer::kNone;
 }
 
+// Originals first: once one is found, a row that is not cannot win, and the others are not
+// walked. Within a class, a row must beat the best so far: its similarity at least the
+// best's (the merge stops sooner), and on a tie the smaller tag.
 SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a, std::size_t na,
                                 double threshold, Hit* hit) {
   bool unknown = false;
   bool found = false;
-  for_candidates(keys, [&](std::size_t i) {
+  auto check = [&](std::size_t i) {
     const Row& r = rows_[i];
-    // Once an original is found, a row that is not cannot win.
-    if (found && hit->original && !r.original) return true;
     if (r.size == kUnknownSize) {
       unknown = true;
       return true;
     }
-    const std::uint64_t need = common_needed(na, r.size, threshold);
+    const double bar = found ? std::max(threshold, hit->similarity) : threshold;
+    const std::uint64_t need = common_needed(na, r.size, bar);
     if (need > std::min<std::uint64_t>(na, r.size)) return true;
     if (r.chunk == kNoSet) {
       unknown = true;
@@ -139,23 +151,24 @@ SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a
     const std::uint64_t common = common_at_least(a, na, set_of(r), r.size, need);
     if (common < need) return true;
     const double sim = jaccard_of(common, na, r.size);
-    const bool better = !found || (r.original && !hit->original) ||
-                        (r.original == hit->original &&
-                         (sim > hit->similarity || (sim == hit->similarity && r.tag < hit->tag)));
-    if (better) {
+    if (!found || sim > hit->similarity || (sim == hit->similarity && r.tag < hit->tag)) {
       hit->tag = r.tag;
       hit->original = r.original;
       hit->similarity = sim;
       found = true;
     }
     return true;
-  });
+  };
+  begin_query();
+  for_candidates(keys, 0, check);
+  if (!found) for_candidates(keys, 1, check);
   return unknown ? Answer::kUnknown : found ? Answer::kFound : Answer::kNone;
 }
 
 std::size_t SetIndex::bytes() const noexcept {
   return rows_.capacity() * sizeof(Row) + keys_.capacity() * sizeof(std::int64_t) +
-         next_.capacity() * sizeof(std::uint32_t) + heads_.capacity() * sizeof(std::uint32_t) +
+         next_.capacity() * sizeof(std::uint32_t) +
+         (heads_[0].capacity() + heads_[1].capacity()) * sizeof(std::uint32_t) +
          chunk_bytes_ +
          chunks_.capacity() * sizeof(std::unique_ptr<std::uint64_t[]>);
 }

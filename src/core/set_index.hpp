@@ -5,7 +5,8 @@
 // long statement that keeps other writers out of the table.
 //
 //   row -> its kLshBands band keys, its shingle set (ascending, distinct 64-bit hashes)
-//       -> one node a band in a chained hash table on (band, key), newest first
+//       -> one node a band in a chained hash table on (band, key), newest first (two
+//          tables: originals, and rows that are not)
 //   query -> the rows sharing a key in the same band, each once -> sizes that cannot
 //       reach the threshold ruled out -> a merge that stops once it cannot -> the answer.
 //
@@ -79,15 +80,19 @@ class SetIndex {
 
   std::size_t bucket(int band, std::int64_t key) const noexcept;
   const std::uint64_t* set_of(const Row& r) const noexcept;
-  // Calls f(row index) once for each row sharing a key in its band with keys, until f
-  // returns false.
+  // Starts a query: rows met in it are met once.
+  void begin_query();
+  // Calls f(row index) once for each row of class cls (0: originals, 1: the others) sharing
+  // a key in its band with keys, until f returns false (then false).
   template <typename F>
-  void for_candidates(const std::int64_t* keys, F&& f);
+  bool for_candidates(const std::int64_t* keys, int cls, F&& f);
 
   std::vector<Row> rows_;
   std::vector<std::int64_t> keys_;    // kLshBands a row
   std::vector<std::uint32_t> next_;   // kLshBands a row: the next node of its chain
-  std::vector<std::uint32_t> heads_;  // node + 1, or 0
+  // Chains by (band, key), one table for originals and one for the others (best() walks
+  // the originals first): node + 1, or 0.
+  std::vector<std::uint32_t> heads_[2];
   std::vector<std::unique_ptr<std::uint64_t[]>> chunks_;
   std::size_t chunk_size_ = 0;  // of the last chunk
   std::size_t chunk_used_ = 0;

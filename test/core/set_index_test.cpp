@@ -66,20 +66,18 @@ TEST(SetIndex, AnswersAsABruteForce) {
       const auto set = shingle_set(texts[i]);
       const auto keys = lsh_keys(set.data(), set.size());
       ASSERT_EQ(keys.size(), static_cast<std::size_t>(kLshBands));
-      // The brute force: the rows sharing a key, verified, in both orders of preference.
+      // The brute force: the rows sharing a key, verified, the held and the unheld alike
+      // (a row held without its set is still in the table): what any() and best() must
+      // answer when they answer, kUnknown only when an unheld row shares a key.
       bool any = false;
-      bool any_unheld = false;
+      bool unheld_candidate = false;
       bool have = false;
       SetIndex::Hit want;
-      bool best_unknown = false;
       for (const TestRow& r : rows) {
         if (!shares(r, keys)) continue;
+        unheld_candidate = unheld_candidate || !r.held;
         const double sim = jaccard(overlap(set.data(), set.size(), r.set.data(), r.set.size()));
         if (sim < t) continue;
-        if (!r.held) {
-          any_unheld = true;
-          continue;
-        }
         any = true;
         const bool better = !have || (r.original && !want.original) ||
                             (r.original == want.original &&
@@ -91,54 +89,49 @@ TEST(SetIndex, AnswersAsABruteForce) {
           have = true;
         }
       }
-      for (const TestRow& r : rows) {
-        if (!r.held && shares(r, keys) &&
-            jaccard(overlap(set.data(), set.size(), r.set.data(), r.set.size())) >= t &&
-            !(have && want.original && !r.original)) {
-          best_unknown = true;
-        }
-      }
 
       SetIndex::Hit hit;
       const auto a = index.any(keys.data(), set.data(), set.size(), t, &hit);
-      if (any) {
-        ASSERT_EQ(a, SetIndex::Answer::kFound) << "row " << i;
+      if (a == SetIndex::Answer::kFound) {
+        EXPECT_TRUE(any) << "row " << i << ": found a row the brute force did not";
         EXPECT_GE(hit.similarity, t);
-      } else if (a == SetIndex::Answer::kFound) {
-        FAIL() << "row " << i << ": found a row the brute force did not";
-      } else if (any_unheld) {
-        EXPECT_EQ(a, SetIndex::Answer::kUnknown) << "row " << i;
+      } else if (a == SetIndex::Answer::kNone) {
+        EXPECT_FALSE(any) << "row " << i << ": missed a row";
+      } else {
+        EXPECT_TRUE(unheld_candidate) << "row " << i;
       }
       SetIndex::Hit b;
       const auto ba = index.best(keys.data(), set.data(), set.size(), t, &b);
       if (ba == SetIndex::Answer::kFound) {
         ASSERT_TRUE(have) << "row " << i;
-        EXPECT_FALSE(best_unknown) << "row " << i;
         EXPECT_EQ(b.tag, want.tag) << "row " << i;
         EXPECT_EQ(b.original, want.original) << "row " << i;
         EXPECT_EQ(b.similarity, want.similarity) << "row " << i;
         ++found;
       } else if (ba == SetIndex::Answer::kNone) {
-        EXPECT_FALSE(have || any_unheld) << "row " << i;
+        EXPECT_FALSE(have) << "row " << i;
       } else {
+        EXPECT_TRUE(unheld_candidate) << "row " << i;
         ++unknown;
       }
-      if (best_unknown) {
-        EXPECT_EQ(ba, SetIndex::Answer::kUnknown) << "row " << i;
-      }
 
-      // Every seventh row without its set (every other of those with an unknown size);
-      // originals as link would make them, tags descending so ties pick the later row.
-      TestRow row{keys, set, 100000 - static_cast<std::int64_t>(i), !have, i % 7 != 3};
+      // Rows without their sets: every seventh row, and whole families (two in five: in
+      // one of them the size is known, in the other not), so that some queries meet only
+      // unheld rows; originals as link would make them, tags descending so ties pick the
+      // later row.
+      const std::size_t fam = i / 8;
+      const bool held = fam % 5 >= 2 && i % 7 != 3;
+      const bool size_known = fam % 5 == 0 || (fam % 5 >= 2 && i % 2 == 1);
+      TestRow row{keys, set, 100000 - static_cast<std::int64_t>(i), !have, held};
       if (row.held) {
         index.add(keys.data(), set.data(), set.size(), row.tag, row.original);
       } else {
-        index.add(keys.data(), nullptr, i % 2 ? set.size() : SetIndex::kUnknownSize, row.tag,
+        index.add(keys.data(), nullptr, size_known ? set.size() : SetIndex::kUnknownSize, row.tag,
                   row.original);
       }
       rows.push_back(row);
     }
-    EXPECT_GT(found, 30) << "threshold " << t;
+    EXPECT_GT(found, 15) << "threshold " << t;
     EXPECT_GT(unknown, 0) << "threshold " << t;
     EXPECT_EQ(index.rows(), rows.size());
     EXPECT_GT(index.bytes(), 0u);

@@ -19,8 +19,9 @@
 # transactions as one INSERT ... SELECT each, the trigger taking each row's keys as it goes:
 # the baseline, which deadlocks (and so fails) without any near duplicate being involved;
 # locked, the same INSERT ... SELECT after LOCK TABLE docs IN SHARE ROW EXCLUSIVE MODE in
-# its transaction (writers one at a time; with a distance, the trigger's table filter of a
-# long statement reads the rows the writers before it committed).
+# its transaction (writers one at a time; the trigger's table filter of a long statement,
+# with a distance, or its table index, with a threshold, reads the rows the writers before
+# it committed).
 # With reject, a bulk or multirow transaction that meets a near duplicate fails whole.
 # Texts: paragraphs of /usr/share/doc/*/copyright (many licences are near copies of each
 # other) and their variants (case, punctuation, a deleted word). Exits non-zero on failure.
