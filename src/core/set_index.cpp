@@ -24,10 +24,18 @@ const std::uint64_t* SetIndex::set_of(const Row& r) const noexcept {
   return chunks_[r.chunk].get() + r.offset;
 }
 
+bool SetIndex::text_may_differ(const Row& r, const std::uint64_t* a, std::size_t na,
+                               const TextId* text) const noexcept {
+  if (!r.text_checked || text == nullptr || r.text_id.length != text->length) return false;
+  if (r.text_id.hashed && text->hashed && r.text_id.hash != text->hash) return false;
+  if (r.size != na || r.chunk == kNoSet) return true;
+  return common_at_least(a, na, set_of(r), r.size, na) != na;
+}
+
 void SetIndex::add(const std::int64_t* keys, const std::uint64_t* set, std::size_t n,
-                   std::int64_t tag, bool original, std::size_t hold_limit) {
+                   std::int64_t tag, bool original, std::size_t hold_limit, const TextId* text) {
   if ((rows_.size() + 1) * kLshBands >= UINT32_MAX) throw std::length_error("SetIndex: too many rows");
-  Row r{tag, n, kNoSet, 0, 0, original};
+  Row r{tag, n, kNoSet, 0, 0, original, text != nullptr, text != nullptr ? *text : TextId{}};
   const bool new_chunk = chunks_.empty() || chunk_used_ + n > chunk_size_;
   std::size_t size = chunks_.empty() ? kFirstChunk : std::min(2 * chunk_size_, kMaxChunk);
   size = std::max(size, n);
@@ -100,12 +108,12 @@ bool SetIndex::for_candidates(const std::int64_t* keys, int cls, F&& f) {
 }
 
 SetIndex::Answer SetIndex::any(const std::int64_t* keys, const std::uint64_t* a, std::size_t na,
-                               double threshold, Hit* hit) {
+                               double threshold, Hit* hit, const TextId* text) {
   bool unknown = false;
   bool found = false;
   auto check = [&](std::size_t i) {
     const Row& r = rows_[i];
-    if (r.size == kUnknownSize) {
+    if (r.size == kUnknownSize || text_may_differ(r, a, na, text)) {
       unknown = true;
       return true;
     }
@@ -130,14 +138,15 @@ SetIndex::Answer SetIndex::any(const std::int64_t* keys, const std::uint64_t* a,
 
 // Originals first: once one is found, a row that is not cannot win, and the others are not
 // walked. Within a class, a row must beat the best so far: its similarity at least the
-// best's (the merge stops sooner), and on a tie the smaller tag.
+// best's (the merge stops sooner), and on a tie the smaller tag. Two originals at 1: the
+// caller's search takes the first it meets, so kUnknown.
 SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a, std::size_t na,
-                                double threshold, Hit* hit) {
+                                double threshold, Hit* hit, const TextId* text) {
   bool unknown = false;
   bool found = false;
   auto check = [&](std::size_t i) {
     const Row& r = rows_[i];
-    if (r.size == kUnknownSize) {
+    if (r.size == kUnknownSize || text_may_differ(r, a, na, text)) {
       unknown = true;
       return true;
     }
@@ -151,6 +160,7 @@ SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a
     const std::uint64_t common = common_at_least(a, na, set_of(r), r.size, need);
     if (common < need) return true;
     const double sim = jaccard_of(common, na, r.size);
+    if (found && r.original && hit->original && sim >= 1.0 && hit->similarity >= 1.0) unknown = true;
     if (!found || sim > hit->similarity || (sim == hit->similarity && r.tag < hit->tag)) {
       hit->tag = r.tag;
       hit->original = r.original;

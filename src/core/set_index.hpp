@@ -14,6 +14,13 @@
 // it) is at least the threshold, and no other row is. A row may be added without its set
 // (over the caller's memory, or too large): a query that would have to verify such a row
 // answers kUnknown, and the caller asks the table instead.
+//
+// A row's set may not be its text's own (a stored set that the caller believes, written by
+// someone else): the caller's search calls a byte-identical text similar (1.0) before it
+// looks at any set, so such a row carries its text's identity (TextId), and a query whose
+// text may be that text gets kUnknown unless the sets are equal too. Link's search stops at
+// the first original of similarity 1 it meets, in an order this index does not know: two
+// originals at 1 make best() answer kUnknown.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -36,6 +43,15 @@ class SetIndex {
     double similarity = 0;
   };
 
+  // The identity of a text: its length in bytes and, when `hashed`, a hash of its bytes.
+  // Two texts may be identical when their lengths are equal and their hashes are (or
+  // either is not hashed).
+  struct TextId {
+    std::uint64_t length = 0;
+    std::uint64_t hash = 0;
+    bool hashed = false;
+  };
+
   SetIndex() = default;
   SetIndex(const SetIndex&) = delete;
   SetIndex& operator=(const SetIndex&) = delete;
@@ -44,18 +60,21 @@ class SetIndex {
   // checked) or none (set == nullptr: the row is only known to share keys; n its size, or
   // kUnknownSize), the caller's tag and whether it is an original (for best()). The set is
   // held only while bytes() stays within hold_limit with it; the row is added either way.
+  // text: nullptr when the set is the text's own, else the text's identity (see above).
   static constexpr std::size_t kUnknownSize = ~static_cast<std::size_t>(0);
   void add(const std::int64_t* keys, const std::uint64_t* set, std::size_t n, std::int64_t tag,
-           bool original, std::size_t hold_limit = ~static_cast<std::size_t>(0));
+           bool original, std::size_t hold_limit = ~static_cast<std::size_t>(0),
+           const TextId* text = nullptr);
 
-  // Any row at least `threshold` similar to the set a[0..na) with keys[0..kLshBands).
+  // Any row at least `threshold` similar to the set a[0..na) with keys[0..kLshBands); text:
+  // the query's text identity (nullptr: rows' text identities are not checked).
   Answer any(const std::int64_t* keys, const std::uint64_t* a, std::size_t na, double threshold,
-             Hit* hit);
+             Hit* hit, const TextId* text = nullptr);
 
   // The row the link policy picks: originals before rows that are not, then the most
-  // similar, then the smallest tag.
+  // similar, then the smallest tag; kUnknown when two originals are at similarity 1.
   Answer best(const std::int64_t* keys, const std::uint64_t* a, std::size_t na, double threshold,
-              Hit* hit);
+              Hit* hit, const TextId* text = nullptr);
 
   std::size_t rows() const noexcept { return rows_.size(); }
   std::size_t held() const noexcept { return held_; }
@@ -71,6 +90,8 @@ class SetIndex {
     std::uint32_t offset;  // its first hash there
     std::uint32_t seen;    // the last query that met it
     bool original;
+    bool text_checked;     // the set may not be its text's own: text_id says which text
+    TextId text_id;
   };
   static constexpr std::uint32_t kNoSet = ~static_cast<std::uint32_t>(0);
   // Hashes of the first chunk; each next one twice the last, up to kMaxChunk (8 MB). A set
@@ -80,6 +101,11 @@ class SetIndex {
 
   std::size_t bucket(int band, std::int64_t key) const noexcept;
   const std::uint64_t* set_of(const Row& r) const noexcept;
+  // True when the query's text may be byte-identical to row r's while r's set (held or not)
+  // is not equal to the query's a[0..na): the caller's search would say 1.0 where the sets
+  // say otherwise.
+  bool text_may_differ(const Row& r, const std::uint64_t* a, std::size_t na,
+                       const TextId* text) const noexcept;
   // Starts a query: rows met in it are met once.
   void begin_query();
   // Calls f(row index) once for each row of class cls (0: originals, 1: the others) sharing

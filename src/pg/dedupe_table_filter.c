@@ -84,6 +84,7 @@
 #include "access/heapam.h"
 #include "access/tableam.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "utils/array.h"
 
 #include "capi/near_filter_capi.h"
@@ -497,12 +498,12 @@ fill(TableFilter *f, DedupeConfig *c)
  */
 static bool
 index_add(TableFilter *f, const int64 *keys, const uint64 *set, size_t n, int64 tag,
-		  bool original)
+		  bool original, const simhash_set_text *text)
 {
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
 	if (simhash_set_index_add(f->sets, keys, set, n, tag, original, f->budget - f->budget / 4,
-							  errbuf, sizeof(errbuf)) != SIMHASH_OK)
+							  text, errbuf, sizeof(errbuf)) != SIMHASH_OK)
 		return false;
 	f->members++;
 	return simhash_set_index_bytes(f->sets) <= f->budget;
@@ -535,6 +536,31 @@ tag_key(TableFilter *f, int64 tag)
 			return Int32GetDatum((int32) tag);
 	}
 	return Int64GetDatum(tag);
+}
+
+/*
+ * The identity of a text datum d (simhash_set_text): its length, and a hash of its bytes
+ * when they are at hand (not compressed, not toasted: the making reads no more than the
+ * stored set for it). The search calls a candidate whose text is byte-identical to the new
+ * row's similar (1.0) before it reads the candidate's stored set (candidate_similar()),
+ * which the trigger writes but anyone allowed may change ('UPDATE ... SET sets = ...' with
+ * a trigger on UPDATE OF the text, or rows written while the trigger was off): a row held
+ * with its stored set carries its text's identity, and a new row whose text may be that
+ * text while the sets differ is searched.
+ */
+static simhash_set_text
+text_identity(Datum d)
+{
+	struct varlena *v = (struct varlena *) DatumGetPointer(d);
+	simhash_set_text id = {toast_raw_datum_size(d) - VARHDRSZ, 0, 0};
+
+	if (!VARATT_IS_EXTERNAL(v) && !VARATT_IS_COMPRESSED(v))
+	{
+		id.hash = hash_bytes_extended((const unsigned char *) VARDATA_ANY(v),
+									  (int) VARSIZE_ANY_EXHDR(v), 0);
+		id.hashed = 1;
+	}
+	return id;
 }
 
 /*
@@ -586,6 +612,8 @@ fill_sets(TableFilter *f, DedupeConfig *c)
 			Datum		d;
 			SimhashShingleSet set = {NULL, 0};
 			bool		have_set = false;
+			bool		stored = false;
+			simhash_set_text text_id;
 			size_t		n = SIMHASH_SET_UNKNOWN_SIZE;
 			int64		tag = 0;
 			bool		original = true;
@@ -604,7 +632,9 @@ fill_sets(TableFilter *f, DedupeConfig *c)
 				Datum		sd = slot_getattr(slot, target->sets_attno, &sets_null);
 
 				if (!sets_null && stored_set_length_ok(toast_raw_datum_size(sd) - VARHDRSZ))
-					have_set = stored_set_read(DatumGetByteaPP(sd), &set);
+					have_set = stored = stored_set_read(DatumGetByteaPP(sd), &set);
+				if (stored)
+					text_id = text_identity(d);
 			}
 			if (!have_set && toast_raw_datum_size(d) - VARHDRSZ <= INDEX_MAX_TEXT)
 			{
@@ -613,8 +643,8 @@ fill_sets(TableFilter *f, DedupeConfig *c)
 			}
 			if (have_set)
 				n = set.size;
-			if (have_set && n == 0)
-				goto next;		/* no shingle: never similar */
+			if (have_set && n == 0 && !stored)
+				goto next;		/* no shingle: never similar (a byte-identical text would be) */
 			if (f->policy == POLICY_LINK)
 			{
 				(void) slot_getattr(slot, target->link_attno, &isnull);
@@ -627,7 +657,8 @@ fill_sets(TableFilter *f, DedupeConfig *c)
 				}
 				tag = key_tag(f, d);
 			}
-			ok = index_add(f, keys, have_set ? set.data : NULL, n, tag, original);
+			ok = index_add(f, keys, have_set ? set.data : NULL, n, tag, original,
+						   stored ? &text_id : NULL);
 	next:
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(row_cxt);
@@ -810,12 +841,16 @@ table_index_answer(DedupeConfig *c, RowWork *w, Found *found)
 	int64		tag;
 	int			original;
 	double		similarity;
+	simhash_set_text text_id;
 
 	if (f == NULL || f->sets == NULL || w->nlsh != SIMHASH_LSH_BANDS)
 		return false;
+	/* rows held with a stored set carry their text's identity (text_identity()) */
+	if (f->sets_attno > 0)
+		text_id = text_identity(PointerGetDatum(w->new_text.body));
 	answer = simhash_set_index_find(f->sets, w->lsh, w->new_text.set.data, w->new_text.set.size,
-									c->min_similarity, c->policy == POLICY_LINK, &tag,
-									&original, &similarity);
+									f->sets_attno > 0 ? &text_id : NULL, c->min_similarity,
+									c->policy == POLICY_LINK, &tag, &original, &similarity);
 	if (answer == SIMHASH_SET_UNKNOWN || (answer == SIMHASH_SET_FOUND && c->policy == POLICY_REJECT))
 		return false;
 	f->spared++;
@@ -867,7 +902,7 @@ table_index_written(DedupeConfig *c, Relation rel, RowWork *w, HeapTuple tuple, 
 			}
 			tag = key_tag(f, d);
 		}
-		if (!index_add(f, w->lsh, w->new_text.set.data, w->new_text.set.size, tag, original))
+		if (!index_add(f, w->lsh, w->new_text.set.data, w->new_text.set.size, tag, original, NULL))
 		{
 			elog(DEBUG1, "simhash_dedupe: table index past maintenance_work_mem");
 			give_up(f);

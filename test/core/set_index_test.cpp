@@ -147,13 +147,13 @@ TEST(SetIndex, CapiFindsAnAddedRow) {
   std::int64_t tag = 0;
   int original = 0;
   double sim = 0;
-  EXPECT_EQ(simhash_set_index_find(index, keys.data(), set.data(), set.size(), 0.8, 1, &tag,
+  EXPECT_EQ(simhash_set_index_find(index, keys.data(), set.data(), set.size(), nullptr, 0.8, 1, &tag,
                                    &original, &sim),
             SIMHASH_SET_NONE);
   ASSERT_EQ(simhash_set_index_add(index, keys.data(), set.data(), set.size(), 42, 1,
-                                  SIZE_MAX, err, sizeof(err)),
+                                  SIZE_MAX, nullptr, err, sizeof(err)),
             SIMHASH_OK);
-  EXPECT_EQ(simhash_set_index_find(index, keys.data(), set.data(), set.size(), 0.8, 1, &tag,
+  EXPECT_EQ(simhash_set_index_find(index, keys.data(), set.data(), set.size(), nullptr, 0.8, 1, &tag,
                                    &original, &sim),
             SIMHASH_SET_FOUND);
   EXPECT_EQ(tag, 42);
@@ -163,7 +163,7 @@ TEST(SetIndex, CapiFindsAnAddedRow) {
   EXPECT_EQ(simhash_set_index_held(index), 1u);
   // past the hold limit, a row is added without its set: a query meeting it is unknown
   ASSERT_EQ(simhash_set_index_add(index, keys.data(), set.data(), set.size(), 7, 1,
-                                  simhash_set_index_bytes(index), err, sizeof(err)),
+                                  simhash_set_index_bytes(index), nullptr, err, sizeof(err)),
             SIMHASH_OK);
   EXPECT_EQ(simhash_set_index_rows(index), 2u);
   EXPECT_EQ(simhash_set_index_held(index), 2u);  // room in the first chunk
