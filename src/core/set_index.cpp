@@ -26,8 +26,10 @@ const std::uint64_t* SetIndex::set_of(const Row& r) const noexcept {
 
 bool SetIndex::text_may_differ(const Row& r, const std::uint64_t* a, std::size_t na,
                                const TextId* text) const noexcept {
-  if (!r.text_checked || text == nullptr || r.text_id.length != text->length) return false;
-  if (r.text_id.hashed && text->hashed && r.text_id.hash != text->hash) return false;
+  if (r.text == 0 || text == nullptr) return false;
+  const auto& id = texts_[static_cast<std::size_t>(&r - rows_.data())];
+  if (id.first != text->length) return false;
+  if (r.text == 2 && text->hashed && id.second != text->hash) return false;
   if (r.size != na || r.chunk == kNoSet) return true;
   return common_at_least(a, na, set_of(r), r.size, na) != na;
 }
@@ -35,7 +37,12 @@ bool SetIndex::text_may_differ(const Row& r, const std::uint64_t* a, std::size_t
 void SetIndex::add(const std::int64_t* keys, const std::uint64_t* set, std::size_t n,
                    std::int64_t tag, bool original, std::size_t hold_limit, const TextId* text) {
   if ((rows_.size() + 1) * kLshBands >= UINT32_MAX) throw std::length_error("SetIndex: too many rows");
-  Row r{tag, n, kNoSet, 0, 0, original, text != nullptr, text != nullptr ? *text : TextId{}};
+  Row r{tag, n, kNoSet, 0, 0, original,
+        static_cast<std::uint8_t>(text == nullptr ? 0 : text->hashed ? 2 : 1)};
+  if (text != nullptr) {  // texts_[row] for this row (rows between have none)
+    texts_.resize(rows_.size() + 1);
+    texts_.back() = {text->length, text->hash};
+  }
   const bool new_chunk = chunks_.empty() || chunk_used_ + n > chunk_size_;
   std::size_t size = chunks_.empty() ? kFirstChunk : std::min(2 * chunk_size_, kMaxChunk);
   size = std::max(size, n);
@@ -178,6 +185,7 @@ SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a
 std::size_t SetIndex::bytes() const noexcept {
   return rows_.capacity() * sizeof(Row) + keys_.capacity() * sizeof(std::int64_t) +
          next_.capacity() * sizeof(std::uint32_t) +
+         texts_.capacity() * sizeof(texts_[0]) +
          (heads_[0].capacity() + heads_[1].capacity()) * sizeof(std::uint32_t) +
          chunk_bytes_ +
          chunks_.capacity() * sizeof(std::unique_ptr<std::uint64_t[]>);

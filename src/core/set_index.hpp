@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/no_postgres.hpp"
@@ -90,8 +91,9 @@ class SetIndex {
     std::uint32_t offset;  // its first hash there
     std::uint32_t seen;    // the last query that met it
     bool original;
-    bool text_checked;     // the set may not be its text's own: text_id says which text
-    TextId text_id;
+    // 0: the set is its text's own; else texts_[row] is its text's identity (1: its
+    // length, 2: its length and hash)
+    std::uint8_t text;
   };
   static constexpr std::uint32_t kNoSet = ~static_cast<std::uint32_t>(0);
   // Hashes of the first chunk; each next one twice the last, up to kMaxChunk (8 MB). A set
@@ -114,6 +116,8 @@ class SetIndex {
   bool for_candidates(const std::int64_t* keys, int cls, F&& f);
 
   std::vector<Row> rows_;
+  // The text identities of rows added with one (length, hash), by row; empty until one is.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> texts_;
   std::vector<std::int64_t> keys_;    // kLshBands a row
   std::vector<std::uint32_t> next_;   // kLshBands a row: the next node of its chain
   // Chains by (band, key), one table for originals and one for the others (best() walks

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -47,7 +48,8 @@ std::vector<std::string> family_texts(std::mt19937_64& rng, int families, int co
   return out;
 }
 
-bool shares(const TestRow& r, const std::vector<std::int64_t>& keys) {
+template <typename Row>
+bool shares(const Row& r, const std::vector<std::int64_t>& keys) {
   for (int b = 0; b < kLshBands; ++b) {
     if (r.keys[b] == keys[b]) return true;
   }
@@ -136,6 +138,161 @@ TEST(SetIndex, AnswersAsABruteForce) {
     EXPECT_EQ(index.rows(), rows.size());
     EXPECT_GT(index.bytes(), 0u);
   }
+}
+
+// Fuzz against a model of the trigger's search: random keys from a small space (many rows
+// share keys), random sets from a small universe (similarities all around the thresholds),
+// originals at random (also several originals at similarity 1, as rows loaded before the
+// trigger give), repeated tags, rows held without their sets, and rows whose set is not
+// their text's own (a stored set), with the text identities of SetIndex::TextId: the search
+// calls a byte-identical text 1.0 whatever the sets, and link's search stops at the first
+// original at 1 it meets (an order the index does not know). Every answer that is not
+// kUnknown must be the model's, and kUnknown only where the model allows it.
+TEST(SetIndex, FuzzAgainstTheSearch) {
+  int answered = 0;
+  int unknowns = 0;
+  int shortcut = 0;
+  for (int seed = 0; seed < 300; ++seed) {
+    std::mt19937_64 rng(1000 + seed);
+    const double thresholds[] = {0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0};
+    const double t = thresholds[seed % 7];
+    const int key_space = 50 + static_cast<int>(rng() % 500);
+    const int universe = 8 + static_cast<int>(rng() % 24);
+    auto random_row = [&](std::vector<std::int64_t>& keys, std::vector<std::uint64_t>& set) {
+      const int base = static_cast<int>(rng() % 4);  // families: sets of one base are near
+      keys.resize(kLshBands);  // and share keys now and then (rows of others by chance)
+      for (auto& k : keys)
+        k = rng() % 8 == 0 ? base : 4 + static_cast<std::int64_t>(rng() % key_space);
+      set.clear();
+      for (int e = 0; e < universe; ++e)
+        if (rng() % 100 < (e % 4 == base ? 90u : 12u)) set.push_back(static_cast<std::uint64_t>(e) * 7919 + 1);
+      if (set.empty()) set.push_back(1);
+    };
+    struct FRow {
+      std::vector<std::int64_t> keys;
+      std::vector<std::uint64_t> set;
+      std::int64_t tag;
+      bool original, held, checked;
+      int text;  // checked rows: the text they hold (texts 0..5); others: their own
+      SetIndex::TextId id;
+    };
+    auto text_id = [&](int text, bool hashed) {
+      SetIndex::TextId id;
+      id.length = static_cast<std::uint64_t>(text % 3);  // equal lengths, different texts
+      id.hash = static_cast<std::uint64_t>(text) * 0x9E3779B97F4A7C15ULL;
+      id.hashed = hashed;
+      return id;
+    };
+    SetIndex index;
+    std::vector<FRow> rows;
+    const int n = 20 + static_cast<int>(rng() % 80);
+    for (int i = 0; i < n; ++i) {
+      FRow r;
+      random_row(r.keys, r.set);
+      r.tag = static_cast<std::int64_t>(rng() % 40);
+      r.original = rng() % 3 != 0;
+      r.held = rng() % 25 != 0;
+      r.checked = rng() % 3 == 0;
+      r.text = r.checked ? static_cast<int>(rng() % 6) : 1000 + i;
+      r.id = text_id(r.text, rng() % 4 != 0);
+      const bool size_known = rng() % 2 == 0;
+      index.add(r.keys.data(), r.held ? r.set.data() : nullptr,
+                r.held || size_known ? r.set.size() : SetIndex::kUnknownSize, r.tag, r.original,
+                ~static_cast<std::size_t>(0), r.checked ? &r.id : nullptr);
+      rows.push_back(r);
+    }
+    for (int q = 0; q < 40; ++q) {
+      std::vector<std::int64_t> keys;
+      std::vector<std::uint64_t> set;
+      random_row(keys, set);
+      const int text = static_cast<int>(rng() % 12);  // 0..5: the text of some checked rows
+      const SetIndex::TextId qid = text_id(text, true);
+      // the model
+      bool any = false, may_be_unknown = false, have = false;
+      int originals_at_one = 0;
+      SetIndex::Hit want;
+      for (const FRow& r : rows) {
+        if (!shares(r, keys)) continue;
+        double sim = jaccard(overlap(set.data(), set.size(), r.set.data(), r.set.size()));
+        const bool same_len = r.checked && r.id.length == qid.length &&
+                              (!r.id.hashed || r.id.hash == qid.hash);
+        if (r.checked && r.text == text) sim = 1.0;  // the search's byte-identical text
+        if (!r.held || (same_len && r.set != set)) may_be_unknown = true;
+        if (sim < t) continue;
+        any = true;
+        if (r.original && sim >= 1.0) ++originals_at_one;
+        const bool better = !have || (r.original && !want.original) ||
+                            (r.original == want.original &&
+                             (sim > want.similarity || (sim == want.similarity && r.tag < want.tag)));
+        if (better) {
+          want = {r.tag, r.original, sim};
+          have = true;
+        }
+      }
+      if (originals_at_one > 1) may_be_unknown = true;
+      SetIndex::Hit hit;
+      const auto a = index.any(keys.data(), set.data(), set.size(), t, &hit, &qid);
+      if (a == SetIndex::Answer::kFound) {
+        EXPECT_TRUE(any) << "seed " << seed << " query " << q;
+        EXPECT_GE(hit.similarity, t);
+      } else if (a == SetIndex::Answer::kNone) {
+        EXPECT_FALSE(any) << "seed " << seed << " query " << q;
+      } else {
+        EXPECT_TRUE(may_be_unknown) << "seed " << seed << " query " << q;
+      }
+      SetIndex::Hit b;
+      const auto ba = index.best(keys.data(), set.data(), set.size(), t, &b, &qid);
+      if (ba == SetIndex::Answer::kFound) {
+        ASSERT_TRUE(have) << "seed " << seed << " query " << q;
+        EXPECT_EQ(b.tag, want.tag) << "seed " << seed << " query " << q;
+        EXPECT_EQ(b.original, want.original) << "seed " << seed << " query " << q;
+        EXPECT_EQ(b.similarity, want.similarity) << "seed " << seed << " query " << q;
+        ++answered;
+        shortcut += want.similarity >= 1.0;
+      } else if (ba == SetIndex::Answer::kNone) {
+        EXPECT_FALSE(have) << "seed " << seed << " query " << q;
+        ++answered;
+      } else {
+        EXPECT_TRUE(may_be_unknown) << "seed " << seed << " query " << q;
+        ++unknowns;
+      }
+    }
+  }
+  std::printf("fuzz: %d answered (%d at similarity 1), %d unknown\n", answered, shortcut, unknowns);
+  EXPECT_GT(answered, 2000);
+  EXPECT_GT(unknowns, 500);
+  EXPECT_GT(shortcut, 100);
+}
+
+// The two cases the model above found: a stored set that is not its text's (an exact copy
+// of the text must not be answered from the set), and two originals at similarity 1.
+TEST(SetIndex, StoredSetAndTiesAtOne) {
+  const auto set = shingle_set("the quick brown fox jumps over the lazy dog again");
+  const auto other = shingle_set("an entirely different text of about the same size here");
+  const auto keys = lsh_keys(set.data(), set.size());
+  SetIndex::TextId id{51, 12345, true};
+  SetIndex index;
+  // the row's stored set is another text's: the same text (same identity) is unknown
+  index.add(keys.data(), other.data(), other.size(), 7, true, ~static_cast<std::size_t>(0), &id);
+  SetIndex::Hit hit;
+  EXPECT_EQ(index.any(keys.data(), set.data(), set.size(), 0.8, &hit, &id), SetIndex::Answer::kUnknown);
+  SetIndex::TextId another{51, 999, true};
+  EXPECT_EQ(index.any(keys.data(), set.data(), set.size(), 0.8, &hit, &another), SetIndex::Answer::kNone);
+  SetIndex::TextId unhashed{51, 0, false};
+  EXPECT_EQ(index.any(keys.data(), set.data(), set.size(), 0.8, &hit, &unhashed), SetIndex::Answer::kUnknown);
+  // an empty stored set too
+  SetIndex empty;
+  empty.add(keys.data(), set.data(), 0, 7, true, ~static_cast<std::size_t>(0), &id);
+  EXPECT_EQ(empty.any(keys.data(), set.data(), set.size(), 0.8, &hit, &id), SetIndex::Answer::kUnknown);
+  EXPECT_EQ(empty.any(keys.data(), set.data(), set.size(), 0.8, &hit, &another), SetIndex::Answer::kNone);
+  // two originals at 1: best() cannot know which the search meets first
+  SetIndex ties;
+  ties.add(keys.data(), set.data(), set.size(), 5, true);
+  EXPECT_EQ(ties.best(keys.data(), set.data(), set.size(), 0.8, &hit), SetIndex::Answer::kFound);
+  EXPECT_EQ(hit.tag, 5);
+  ties.add(keys.data(), set.data(), set.size(), 3, true);
+  EXPECT_EQ(ties.best(keys.data(), set.data(), set.size(), 0.8, &hit), SetIndex::Answer::kUnknown);
+  EXPECT_EQ(ties.any(keys.data(), set.data(), set.size(), 0.8, &hit), SetIndex::Answer::kFound);
 }
 
 TEST(SetIndex, CapiFindsAnAddedRow) {
