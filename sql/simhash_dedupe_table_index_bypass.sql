@@ -66,4 +66,68 @@ COMMIT;
 SELECT dup_of AS statement_link FROM ix_link WHERE id = 2;
 SELECT count(*) AS linked FROM ix_link WHERE dup_of IS NOT NULL;
 
-DROP TABLE ix_sets, ix_link, fresh_rows;
+-- 3. Both at once, in a table left in a careless state: rows loaded by another trigger,
+-- then links cleared, stored sets swapped between rows, emptied or set to NULL; the texts
+-- offered include exact copies of rows there. One statement (the index) against the same
+-- rows inserted one by one, skip and link at 0.8 (before the fixes: 4 and 4 rows differed).
+CREATE TABLE cw AS SELECT i, substr(md5(i::text), 1, 3 + i % 6) AS w FROM generate_series(0, 299) i;
+CREATE TABLE cfam AS
+SELECT f, v, (SELECT string_agg(CASE WHEN v > 0 AND p % 5 = (f + v) % 5 AND p / 5 < v
+                                     THEN 'e' || v || '_' || p ELSE w END, ' ' ORDER BY p)
+              FROM generate_series(0, 19) p JOIN cw ON cw.i = abs(hashint4(f * 100 + p + 3)) % 300) AS body
+FROM generate_series(1, 150) f, generate_series(0, 4) v;
+CREATE TABLE csrc AS
+SELECT (row_number() OVER (ORDER BY md5(body || n)))::int AS id, body
+FROM (SELECT body, 1 AS n FROM cfam UNION ALL SELECT body, 2 FROM cfam WHERE (f + v) % 5 = 0) s;
+CREATE FUNCTION careless_table(t text, policy text) RETURNS void LANGUAGE plpgsql
+SET client_min_messages = warning AS $$
+BEGIN
+  EXECUTE format('DROP TABLE IF EXISTS %I', t);
+  EXECUTE format('CREATE TABLE %I (id int PRIMARY KEY, body text, lsh bigint[], dup_of int, sets bytea)', t);
+  EXECUTE format('CREATE INDEX ON %I USING gin (lsh) WITH (fastupdate = off)', t);
+  EXECUTE format('CREATE TRIGGER loader BEFORE INSERT ON %I FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''lsh'', ''similarity=0.99'', ''link'', ''dup_of'', ''sets=sets'')', t);
+  EXECUTE format('INSERT INTO %I (id, body) SELECT 10000 + id, body FROM csrc WHERE id %% 6 = 0 ORDER BY id DESC', t);
+  EXECUTE format('DROP TRIGGER loader ON %I', t);
+  EXECUTE format('UPDATE %I SET dup_of = NULL WHERE id %% 3 = 0', t);
+  EXECUTE format('UPDATE %I a SET sets = b.sets FROM %I b WHERE a.id %% 11 = 0 AND b.id = (SELECT min(id) FROM %I WHERE id > a.id)', t, t, t);
+  EXECUTE format('UPDATE %I SET sets = ''\x01'' WHERE id %% 17 = 1', t);
+  EXECUTE format('UPDATE %I SET sets = NULL WHERE id %% 13 = 2', t);
+  EXECUTE format('CREATE TRIGGER dedupe BEFORE INSERT ON %I FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''lsh'', ''similarity=0.8'', %L, %s ''sets=sets'')',
+                 t, policy, CASE WHEN policy = 'link' THEN '''dup_of'',' ELSE '' END);
+END $$;
+CREATE FUNCTION one_by_one() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE r record;
+BEGIN
+  FOR r IN SELECT id, body FROM csrc WHERE id % 6 <> 0 ORDER BY id LOOP
+    INSERT INTO c_func (id, body) VALUES (r.id, r.body);
+  END LOOP;
+END $$;
+CREATE FUNCTION c_differ(OUT rows bigint, OUT linked bigint, OUT differ bigint) LANGUAGE plpgsql AS $$
+BEGIN
+  rows := (SELECT count(*) FROM c_stmt);
+  linked := (SELECT count(dup_of) FROM c_stmt);
+  differ := (SELECT count(*) FROM c_stmt s FULL JOIN c_func f USING (id)
+             WHERE s IS NULL OR f IS NULL
+                OR (s.body, s.lsh, s.dup_of, s.sets) IS DISTINCT FROM (f.body, f.lsh, f.dup_of, f.sets));
+END $$;
+SELECT careless_table('c_stmt', 'skip'), careless_table('c_func', 'skip');
+BEGIN;
+LOCK TABLE c_stmt IN SHARE ROW EXCLUSIVE MODE;
+SET LOCAL client_min_messages = debug1;
+INSERT INTO c_stmt (id, body) SELECT id, body FROM csrc WHERE id % 6 <> 0 ORDER BY id;
+COMMIT;
+SELECT one_by_one();
+SELECT * FROM c_differ();
+SELECT careless_table('c_stmt', 'link'), careless_table('c_func', 'link');
+BEGIN;
+LOCK TABLE c_stmt IN SHARE ROW EXCLUSIVE MODE;
+SET LOCAL client_min_messages = debug1;
+INSERT INTO c_stmt (id, body) SELECT id, body FROM csrc WHERE id % 6 <> 0 ORDER BY id;
+COMMIT;
+SELECT one_by_one();
+SELECT * FROM c_differ();
+
+DROP TABLE ix_sets, ix_link, fresh_rows, c_stmt, c_func, csrc, cfam, cw;
+DROP FUNCTION careless_table(text, text);
+DROP FUNCTION one_by_one();
+DROP FUNCTION c_differ();
