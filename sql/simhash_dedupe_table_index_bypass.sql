@@ -127,6 +127,63 @@ COMMIT;
 SELECT one_by_one();
 SELECT * FROM c_differ();
 
+-- 4. Held (passed before and after): writes within the statement that the index must not
+-- miss. Row 4999's text, or a rolled-back row's, is offered again as row 3000, which skip
+-- must keep: ON CONFLICT DO UPDATE that rewrites row 4999, MERGE that deletes it, and a
+-- function whose exception block inserts a row and rolls it back.
+CREATE FUNCTION held_setup() RETURNS void LANGUAGE plpgsql SET client_min_messages = warning AS $$
+BEGIN
+  DROP TABLE IF EXISTS held;
+  CREATE TABLE held (id bigint PRIMARY KEY, body text, lsh bigint[]);
+  CREATE INDEX ON held USING gin (lsh) WITH (fastupdate = off);
+  CREATE TRIGGER dedupe BEFORE INSERT ON held FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'lsh', 'similarity=0.8', 'skip');
+  INSERT INTO held (id, body) VALUES (4999, 'the quick brown fox jumps over the lazy dog again and again');
+END $$;
+SELECT held_setup();
+BEGIN;
+LOCK TABLE held IN SHARE ROW EXCLUSIVE MODE;
+SET LOCAL client_min_messages = debug1;
+INSERT INTO held (id, body) SELECT * FROM (SELECT id, body FROM fresh_rows ORDER BY id) a
+  UNION ALL VALUES (4999, 'x'), (3000, 'the quick brown fox jumps over the lazy dog again and again')
+ON CONFLICT (id) DO UPDATE SET body = 'something else: ' || md5(excluded.body);
+COMMIT;
+SELECT count(*) AS row_3000_kept FROM held WHERE id = 3000;
+SELECT held_setup();
+BEGIN;
+LOCK TABLE held IN SHARE ROW EXCLUSIVE MODE;
+SET LOCAL client_min_messages = debug1;
+MERGE INTO held USING (SELECT * FROM (SELECT id, body, 1 AS o FROM fresh_rows
+                       UNION ALL VALUES (4999, 'x', 2),
+                       (3000, 'the quick brown fox jumps over the lazy dog again and again', 3)) s
+                       ORDER BY o, id) s ON held.id = s.id
+WHEN MATCHED THEN DELETE
+WHEN NOT MATCHED THEN INSERT (id, body) VALUES (s.id, s.body);
+COMMIT;
+SELECT count(*) AS row_3000_kept FROM held WHERE id = 3000;
+SELECT held_setup();
+CREATE FUNCTION insert_undone(i bigint) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+  IF i = 600 THEN
+    BEGIN
+      INSERT INTO held (id, body) VALUES (5555, 'pack my box with five dozen liquor jugs and then some more jugs');
+      RAISE EXCEPTION 'undo';
+    EXCEPTION WHEN raise_exception THEN NULL;
+    END;
+  END IF;
+  RETURN i;
+END $$;
+BEGIN;
+LOCK TABLE held IN SHARE ROW EXCLUSIVE MODE;
+SET LOCAL client_min_messages = debug1;
+INSERT INTO held (id, body) SELECT insert_undone(id), body FROM (SELECT id, body FROM fresh_rows ORDER BY id) a
+  UNION ALL VALUES (3000, 'pack my box with five dozen liquor jugs and then some more jugs');
+COMMIT;
+SELECT count(*) AS row_3000_kept FROM held WHERE id = 3000;
+DROP TABLE held;
+DROP FUNCTION held_setup();
+DROP FUNCTION insert_undone(bigint);
+
 DROP TABLE ix_sets, ix_link, fresh_rows, c_stmt, c_func, csrc, cfam, cw;
 DROP FUNCTION careless_table(text, text);
 DROP FUNCTION one_by_one();
