@@ -50,8 +50,9 @@
  * (the stored one of 'sets=column' when well-formed, else the text's; a text over
  * INDEX_MAX_TEXT is held without one; a row held with its stored set keeps its text's
  * identity, as the search calls a byte-identical text 1.0 whatever the stored set says:
- * text_identity()), and then every row the trigger lets through. It answers a new row's search itself, so it must hold exactly the rows a search sees, not
- * a superset as the filter may: besides everything above, a delete in a target drops it,
+ * text_identity()), and then every row the trigger lets through. It answers a new row's
+ * search itself, so it must hold exactly the rows a search sees, not a superset as the
+ * filter may: besides everything above, a delete in a target drops it,
  * and between two rows the count of inserts must grow by exactly the row let through last
  * (ON CONFLICT DO NOTHING lets a row through the trigger and then inserts nothing, or
  * inserts it speculatively and deletes it). Its answers:
