@@ -184,6 +184,27 @@ DROP TABLE held;
 DROP FUNCTION held_setup();
 DROP FUNCTION insert_undone(bigint);
 
+-- 5. A partitioned table whose partitions number the sets column differently (one
+-- attached with another column order): the state was keyed by the sets column's number
+-- in the partition the row went to, so it started again whenever rows changed partition
+-- and no index was ever made (every row searched: a cost, not a wrong answer). Now by name.
+CREATE TABLE ix_parts (id int PRIMARY KEY, body text, lsh bigint[], sets bytea) PARTITION BY HASH (id);
+CREATE TABLE ix_parts_0 PARTITION OF ix_parts FOR VALUES WITH (MODULUS 2, REMAINDER 0);
+CREATE TABLE ix_parts_1 (sets bytea, body text, id int NOT NULL, lsh bigint[]);
+ALTER TABLE ix_parts ATTACH PARTITION ix_parts_1 FOR VALUES WITH (MODULUS 2, REMAINDER 1);
+CREATE INDEX ON ix_parts USING gin (lsh) WITH (fastupdate = off);
+CREATE TRIGGER dedupe BEFORE INSERT ON ix_parts FOR EACH ROW
+  EXECUTE FUNCTION simhash_dedupe('body', 'lsh', 'similarity=0.8', 'skip', 'sets=sets');
+INSERT INTO ix_parts (id, body) VALUES (4999, 'the quick brown fox jumps over the lazy dog again and again');
+BEGIN;
+LOCK TABLE ix_parts IN SHARE ROW EXCLUSIVE MODE;
+SET LOCAL client_min_messages = debug1;
+INSERT INTO ix_parts (id, body) SELECT * FROM (SELECT id, body FROM fresh_rows ORDER BY id) a
+  UNION ALL VALUES (3000, 'the quick brown fox jumps over the lazy dog again and again');
+COMMIT;
+SELECT count(*) AS rows, count(*) FILTER (WHERE id = 3000) AS row_3000_kept FROM ix_parts;
+DROP TABLE ix_parts;
+
 DROP TABLE ix_sets, ix_link, fresh_rows, c_stmt, c_func, csrc, cfam, cw;
 DROP FUNCTION careless_table(text, text);
 DROP FUNCTION one_by_one();

@@ -125,7 +125,7 @@ typedef struct TableFilter
 	/* With a threshold: the table index, its trigger's policy and what it shows. */
 	double		min_similarity;
 	DedupePolicy policy;
-	AttrNumber	sets_attno;
+	char	   *sets_name;		/* 'sets=column' (by name: numbers differ by partition) */
 	simhash_set_index *sets;	/* NULL until made */
 	Oid			key_type;		/* link: the key's type (int2, int4, int8) */
 	bool		may_read;		/* may_read_near_duplicate() when made */
@@ -205,7 +205,9 @@ static bool
 same_search(const TableFilter *f, const DedupeConfig *c)
 {
 	return f->root == c->root && f->k == c->k && f->min_similarity == c->min_similarity &&
-		f->policy == c->policy && f->sets_attno == c->sets_attno &&
+		f->policy == c->policy &&
+		(f->sets_name == NULL ? c->sets_name == NULL :
+		 c->sets_name != NULL && strcmp(f->sets_name, c->sets_name) == 0) &&
 		f->text_attno == c->root_text_attno && f->fp_attno == c->root_fp_attno;
 }
 
@@ -225,7 +227,7 @@ start(DedupeConfig *c)
 	f->k = c->k;
 	f->min_similarity = c->min_similarity;
 	f->policy = c->policy;
-	f->sets_attno = c->sets_attno;
+	f->sets_name = c->sets_name != NULL ? MemoryContextStrdup(cxt, c->sets_name) : NULL;
 	f->text_attno = c->root_text_attno;
 	f->fp_attno = c->root_fp_attno;
 	f->next_look = FILTER_MIN_SEARCHES;
@@ -848,10 +850,10 @@ table_index_answer(DedupeConfig *c, RowWork *w, Found *found)
 	if (f == NULL || f->sets == NULL || w->nlsh != SIMHASH_LSH_BANDS)
 		return false;
 	/* rows held with a stored set carry their text's identity (text_identity()) */
-	if (f->sets_attno > 0)
+	if (f->sets_name != NULL)
 		text_id = text_identity(PointerGetDatum(w->new_text.body));
 	answer = simhash_set_index_find(f->sets, w->lsh, w->new_text.set.data, w->new_text.set.size,
-									f->sets_attno > 0 ? &text_id : NULL, c->min_similarity,
+									f->sets_name != NULL ? &text_id : NULL, c->min_similarity,
 									c->policy == POLICY_LINK, &tag, &original, &similarity);
 	if (answer == SIMHASH_SET_UNKNOWN || (answer == SIMHASH_SET_FOUND && c->policy == POLICY_REJECT))
 		return false;
