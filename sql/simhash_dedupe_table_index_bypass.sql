@@ -205,6 +205,41 @@ COMMIT;
 SELECT count(*) AS rows, count(*) FILTER (WHERE id = 3000) AS row_3000_kept FROM ix_parts;
 DROP TABLE ix_parts;
 
+-- 6. Each partition with its own trigger of the same name, naming another link column:
+-- which rows are originals depends on the partition a row goes to, and the index, shared
+-- by the statement's rows, answered rows of one partition by the other's link column
+-- (rows 3003 to 3005 linked to 1 where the search links them to 3000 and 3003). Now no
+-- index then. The reference: the same statement under REPEATABLE READ (never an index).
+CREATE TABLE ix_plink (id int PRIMARY KEY, body text, lsh bigint[], dup_a int, dup_b int) PARTITION BY HASH (id);
+CREATE TABLE ix_plink_0 PARTITION OF ix_plink FOR VALUES WITH (MODULUS 2, REMAINDER 0);
+CREATE TABLE ix_plink_1 PARTITION OF ix_plink FOR VALUES WITH (MODULUS 2, REMAINDER 1);
+CREATE INDEX ON ix_plink USING gin (lsh) WITH (fastupdate = off);
+CREATE TRIGGER dedupe BEFORE INSERT ON ix_plink_0 FOR EACH ROW
+  EXECUTE FUNCTION simhash_dedupe('body', 'lsh', 'similarity=0.8', 'link', 'dup_a');
+CREATE TRIGGER dedupe BEFORE INSERT ON ix_plink_1 FOR EACH ROW
+  EXECUTE FUNCTION simhash_dedupe('body', 'lsh', 'similarity=0.8', 'link', 'dup_b');
+INSERT INTO ix_plink (id, body, lsh, dup_a, dup_b)
+SELECT id, b, simhash_lsh(b), da, db FROM (VALUES
+  (1, 'the quick brown fox jumps over the lazy dog again and again today', 7, NULL),
+  (2, 'the quick brown fox jumps over the lazy dog again and again and again', NULL, 7)) v (id, b, da, db);
+CREATE TABLE plink_ref AS SELECT 0 AS id, 0 AS dup_a, 0 AS dup_b LIMIT 0;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+LOCK TABLE ix_plink IN SHARE ROW EXCLUSIVE MODE;
+INSERT INTO ix_plink (id, body) SELECT * FROM (SELECT id, body FROM fresh_rows ORDER BY id) a
+  UNION ALL SELECT g, 'the quick brown fox jumps over the lazy dog again and again' FROM generate_series(3000, 3005) g;
+INSERT INTO plink_ref SELECT id, dup_a, dup_b FROM ix_plink WHERE id >= 3000;
+COMMIT;
+DELETE FROM ix_plink WHERE id >= 10;
+BEGIN;
+LOCK TABLE ix_plink IN SHARE ROW EXCLUSIVE MODE;
+SET LOCAL client_min_messages = debug1;
+INSERT INTO ix_plink (id, body) SELECT * FROM (SELECT id, body FROM fresh_rows ORDER BY id) a
+  UNION ALL SELECT g, 'the quick brown fox jumps over the lazy dog again and again' FROM generate_series(3000, 3005) g;
+COMMIT;
+SELECT r.id, r.dup_a, r.dup_b, (p.dup_a, p.dup_b) IS NOT DISTINCT FROM (r.dup_a, r.dup_b) AS same_as_searched
+FROM plink_ref r JOIN ix_plink p USING (id) ORDER BY r.id;
+DROP TABLE ix_plink, plink_ref;
+
 DROP TABLE ix_sets, ix_link, fresh_rows, c_stmt, c_func, csrc, cfam, cw;
 DROP FUNCTION careless_table(text, text);
 DROP FUNCTION one_by_one();

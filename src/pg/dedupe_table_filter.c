@@ -701,6 +701,43 @@ link_key_ok(TableFilter *f, DedupeConfig *c)
 	return true;
 }
 
+/*
+ * True when the trigger tg fires on every target with the same arguments. The statement's
+ * state is shared by the rows of every target (the configurations of one root, compared by
+ * same_search()), which is right for the clones of one trigger on a partitioned table; but
+ * each partition may have its own trigger of the same name (filter_unsafe() allows one
+ * a target), with another link column, say, so that which rows count as originals depends
+ * on the partition a row goes to. The index would then answer a row by another
+ * trigger's columns: none is made.
+ */
+static bool
+same_trigger_everywhere(DedupeConfig *c, Trigger *tg)
+{
+	bool		same = true;
+
+	for (int t = 0; t < c->ntargets && same; t++)
+	{
+		Relation	rel = table_open(c->targets[t].relid, AccessShareLock);
+		TriggerDesc *desc = rel->trigdesc;
+		bool		found = false;
+
+		for (int i = 0; desc != NULL && i < desc->numtriggers && !found; i++)
+		{
+			Trigger    *other = &desc->triggers[i];
+
+			if (strcmp(other->tgname, tg->tgname) != 0 || other->tgfoid != tg->tgfoid)
+				continue;
+			found = true;
+			same = other->tgnargs == tg->tgnargs;
+			for (int a = 0; same && a < tg->tgnargs; a++)
+				same = strcmp(other->tgargs[a], tg->tgargs[a]) == 0;
+		}
+		same = same && found;
+		table_close(rel, NoLock);
+	}
+	return same;
+}
+
 /* Makes the filter if the statement and the transaction's locks allow it and it pays. */
 static void
 consider(TableFilter *f, DedupeConfig *c, Trigger *tg)
@@ -718,6 +755,7 @@ consider(TableFilter *f, DedupeConfig *c, Trigger *tg)
 	 */
 	if (IsolationIsSerializable() || (c->min_similarity > 0 && IsolationUsesXactSnapshot()) ||
 		(c->min_similarity > 0 && c->policy == POLICY_LINK && !link_key_ok(f, c)) ||
+		(c->min_similarity > 0 && !same_trigger_everywhere(c, tg)) ||
 		filter_unsafe(c, tg->tgname, tg->tgfoid) || !pages_to_read(c, &pages))
 	{
 		f->given_up = true;
