@@ -240,6 +240,28 @@ SELECT r.id, r.dup_a, r.dup_b, (p.dup_a, p.dup_b) IS NOT DISTINCT FROM (r.dup_a,
 FROM plink_ref r JOIN ix_plink p USING (id) ORDER BY r.id;
 DROP TABLE ix_plink, plink_ref;
 
+-- 7. Section 1 with long texts, compressed in the row or stored out of line: their bytes
+-- are not hashed when the index is made (not detoasted), so a new row of the same length
+-- is searched. The exact copies are dropped, as alone.
+CREATE TABLE ix_long (id bigint PRIMARY KEY, body text, lsh bigint[], sets bytea);
+CREATE INDEX ON ix_long USING gin (lsh) WITH (fastupdate = off);
+CREATE TRIGGER dedupe BEFORE INSERT OR UPDATE OF body ON ix_long FOR EACH ROW
+  EXECUTE FUNCTION simhash_dedupe('body', 'lsh', 'similarity=0.8', 'skip', 'sets=sets');
+INSERT INTO ix_long (id, body) VALUES (1, repeat('the quick brown fox jumps over the lazy dog ', 200)),
+  (2, (SELECT string_agg(md5(i::text), ' ') FROM generate_series(1, 400) i));
+ALTER TABLE ix_long ALTER COLUMN body SET STORAGE EXTERNAL;
+INSERT INTO ix_long (id, body) VALUES (3, (SELECT string_agg(md5((i * 3)::text), ' ') FROM generate_series(1, 300) i));
+SELECT id, pg_column_size(body) < length(body) AS compressed, length(body) FROM ix_long ORDER BY id;
+UPDATE ix_long SET sets = '\x01'::bytea;
+BEGIN;
+LOCK TABLE ix_long IN SHARE ROW EXCLUSIVE MODE;
+SET LOCAL client_min_messages = debug1;
+INSERT INTO ix_long (id, body)
+SELECT id, body FROM fresh_rows UNION ALL SELECT id + 1000, body FROM ix_long WHERE id <= 3 ORDER BY 1;
+COMMIT;
+SELECT count(*) AS copies_kept FROM ix_long WHERE id > 1000;
+DROP TABLE ix_long;
+
 DROP TABLE ix_sets, ix_link, fresh_rows, c_stmt, c_func, csrc, cfam, cw;
 DROP FUNCTION careless_table(text, text);
 DROP FUNCTION one_by_one();
