@@ -8,7 +8,9 @@
 //       -> one node a band in a chained hash table on (band, key), newest first (two
 //          tables: originals, and rows that are not)
 //   query -> the rows sharing a key in the same band, each once -> sizes that cannot
-//       reach the threshold ruled out -> a merge that stops once it cannot -> the answer.
+//       reach the threshold ruled out -> counts by bucket that cannot either (|A ∩ B| is
+//       at most the sum over buckets of the smaller count) -> a merge that stops once it
+//       cannot -> the answer.
 //
 // Exact: a row is found when its Jaccard similarity (computed as simhash_jaccard computes
 // it) is at least the threshold, and no other row is. A row may be added without its set
@@ -69,10 +71,19 @@ class SetIndex {
     std::uint64_t size;    // of the set, or kUnknownSize
     std::uint32_t chunk;   // the set's chunk, or kNoSet
     std::uint32_t offset;  // its first hash there
-    std::uint32_t seen;    // the last query that met it
+    std::uint32_t counts;  // its bucket counts in counts_ (times kBuckets), or kNoCounts
     bool original;
   };
   static constexpr std::uint32_t kNoSet = ~static_cast<std::uint32_t>(0);
+  // A held set's counts of hashes by their top byte (the bucket): an element common to two
+  // sets is in the same bucket of both, so |A ∩ B| <= sum of min(countA, countB). A set
+  // with a bucket of more than 254 has none (kNoCounts); 256 bytes a held set.
+  static constexpr std::size_t kBuckets = 256;
+  static constexpr std::uint32_t kNoCounts = ~static_cast<std::uint32_t>(0);
+  // Fills counts[kBuckets] for set a; false when a bucket overflows.
+  static bool bucket_counts(const std::uint64_t* a, std::size_t n, std::uint8_t* counts) noexcept;
+  // Whether the counts allow `need` common elements (counts of a query, counts of row r).
+  bool counts_allow(const std::uint8_t* query, const Row& r, std::uint64_t need) const noexcept;
   // Hashes of the first chunk; each next one twice the last, up to kMaxChunk (8 MB). A set
   // larger than the next chunk gets one of its own.
   static constexpr std::size_t kFirstChunk = std::size_t{1} << 14;
@@ -88,8 +99,15 @@ class SetIndex {
   bool for_candidates(const std::int64_t* keys, int cls, F&& f);
 
   std::vector<Row> rows_;
-  std::vector<std::int64_t> keys_;    // kLshBands a row
-  std::vector<std::uint32_t> next_;   // kLshBands a row: the next node of its chain
+  // kLshBands nodes a row (node / kLshBands is its row, node % kLshBands its band): its key
+  // and the next node of its chain, together (one cache line a node met).
+  struct Node {
+    std::int64_t key;
+    std::uint32_t next;  // node + 1, or 0
+  };
+  std::vector<Node> nodes_;
+  std::vector<std::uint32_t> seen_;  // a row: the last query that met it
+  std::vector<std::uint8_t> counts_;  // kBuckets a held set (Row::counts)
   // Chains by (band, key), one table for originals and one for the others (best() walks
   // the originals first): node + 1, or 0.
   std::vector<std::uint32_t> heads_[2];
