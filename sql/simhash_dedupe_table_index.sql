@@ -225,7 +225,7 @@ COMMIT;
 SELECT make_pair(0.8, 'link', false);
 BEGIN;
 LOCK TABLE by_stmt IN SHARE ROW EXCLUSIVE MODE;
-SET LOCAL maintenance_work_mem = '1024kB';
+SET LOCAL maintenance_work_mem = '1536kB';
 SET LOCAL client_min_messages = debug1;
 INSERT INTO by_stmt (id, body) SELECT id, body FROM src ORDER BY id;
 COMMIT;

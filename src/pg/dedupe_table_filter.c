@@ -175,7 +175,11 @@ drop_filter(void)
 		TableFilter *f = table_filter;
 
 		table_filter = NULL;
-		if (made(f))
+		if (f->sets != NULL)
+			elog(DEBUG1, "simhash_dedupe: table index of %zu rows (%zu with their sets, %zu kB) dropped (%llu searches spared)",
+				 simhash_set_index_rows(f->sets), simhash_set_index_held(f->sets),
+				 simhash_set_index_bytes(f->sets) / 1024, (unsigned long long) f->spared);
+		else if (made(f))
 			elog(DEBUG1, "simhash_dedupe: %s dropped (%llu searches spared)",
 				 filter_name(f), (unsigned long long) f->spared);
 		MemoryContextDelete(f->cxt);
