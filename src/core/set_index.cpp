@@ -130,11 +130,15 @@ SetIndex::Answer SetIndex::any(const std::int64_t* keys, const std::uint64_t* a,
 
 // Originals first: once one is found, a row that is not cannot win, and the others are not
 // walked. Within a class, a row must beat the best so far: its similarity at least the
-// best's (the merge stops sooner), and on a tie the smaller tag.
+// best's (the merge stops sooner), and on a tie the smaller tag. Two originals of
+// similarity 1 make the answer unknown: the trigger's search stops at the first such
+// original it meets (search_done() in src/pg/dedupe_search.c), in the order of the table,
+// which the index does not know.
 SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a, std::size_t na,
                                 double threshold, Hit* hit) {
   bool unknown = false;
   bool found = false;
+  bool tied_at_one = false;
   auto check = [&](std::size_t i) {
     const Row& r = rows_[i];
     if (r.size == kUnknownSize) {
@@ -151,6 +155,9 @@ SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a
     const std::uint64_t common = common_at_least(a, na, set_of(r), r.size, need);
     if (common < need) return true;
     const double sim = jaccard_of(common, na, r.size);
+    if (found && r.original && hit->original && sim >= 1.0 && hit->similarity >= 1.0) {
+      tied_at_one = true;
+    }
     if (!found || sim > hit->similarity || (sim == hit->similarity && r.tag < hit->tag)) {
       hit->tag = r.tag;
       hit->original = r.original;
@@ -162,7 +169,7 @@ SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a
   begin_query();
   for_candidates(keys, 0, check);
   if (!found) for_candidates(keys, 1, check);
-  return unknown ? Answer::kUnknown : found ? Answer::kFound : Answer::kNone;
+  return unknown || tied_at_one ? Answer::kUnknown : found ? Answer::kFound : Answer::kNone;
 }
 
 std::size_t SetIndex::bytes() const noexcept {

@@ -72,6 +72,7 @@ TEST(SetIndex, AnswersAsABruteForce) {
       // answer when they answer, kUnknown only when an unheld row shares a key.
       bool any = false;
       bool unheld_candidate = false;
+      int originals_at_one = 0;
       bool have = false;
       SetIndex::Hit want;
       for (const TestRow& r : rows) {
@@ -80,6 +81,7 @@ TEST(SetIndex, AnswersAsABruteForce) {
         const double sim = jaccard(overlap(set.data(), set.size(), r.set.data(), r.set.size()));
         if (sim < t) continue;
         any = true;
+        originals_at_one += r.original && sim >= 1.0;
         const bool better = !have || (r.original && !want.original) ||
                             (r.original == want.original &&
                              (sim > want.similarity || (sim == want.similarity && r.tag < want.tag)));
@@ -112,7 +114,7 @@ TEST(SetIndex, AnswersAsABruteForce) {
       } else if (ba == SetIndex::Answer::kNone) {
         EXPECT_FALSE(have) << "row " << i;
       } else {
-        EXPECT_TRUE(unheld_candidate) << "row " << i;
+        EXPECT_TRUE(unheld_candidate || originals_at_one >= 2) << "row " << i;
         ++unknown;
       }
 
@@ -219,16 +221,27 @@ TEST(SetIndex, KeysMatchInTheirOwnBandOnly) {
 
 // Ties at the same similarity: best() names the smallest tag of the best class, whatever
 // order the rows came in (the link policy's order: originals, the most similar, the
-// smallest key).
+// smallest key), but for originals of similarity 1, where the search takes the first.
 TEST(SetIndex, TiesPickTheSmallestTag) {
   const auto set = shingle_set("the quick brown fox jumps over the lazy dog");
   const auto keys = lsh_keys(set.data(), set.size());
   SetIndex index;
   for (std::int64_t tag : {50, 7, 90, 3, 60}) index.add(keys.data(), set.data(), set.size(), tag, tag != 3);
   SetIndex::Hit hit;
-  ASSERT_EQ(index.best(keys.data(), set.data(), set.size(), 0.8, &hit), SetIndex::Answer::kFound);
+  // every original is of similarity 1: the search takes the first it meets (unknown here)
+  EXPECT_EQ(index.best(keys.data(), set.data(), set.size(), 0.8, &hit), SetIndex::Answer::kUnknown);
+  // below 1, the smallest tag of the originals
+  auto near = set;
+  near.push_back(~std::uint64_t{0});  // one shingle more: 1 - 1/(n + 1)
+  ASSERT_EQ(index.best(keys.data(), near.data(), near.size(), 0.8, &hit), SetIndex::Answer::kFound);
   EXPECT_EQ(hit.tag, 7);  // 3 is smaller, but not an original
   EXPECT_TRUE(hit.original);
+  EXPECT_LT(hit.similarity, 1.0);
+  // one original of similarity 1 (the others linked): that one
+  SetIndex one;
+  for (std::int64_t tag : {50, 7, 90}) one.add(keys.data(), set.data(), set.size(), tag, tag == 90);
+  ASSERT_EQ(one.best(keys.data(), set.data(), set.size(), 0.8, &hit), SetIndex::Answer::kFound);
+  EXPECT_EQ(hit.tag, 90);
   EXPECT_EQ(hit.similarity, 1.0);
 }
 
