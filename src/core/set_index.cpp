@@ -52,11 +52,14 @@ void SetIndex::add(const std::int64_t* keys, const std::uint64_t* set, std::size
   const std::size_t row = rows_.size() - 1;
   // Twice as many heads as nodes at least (chains of other keys stay short); rebuilt at
   // four times, oldest nodes first, each pushed to the front: chains stay newest first.
-  if (heads_[0].size() < 2 * rows_.size() * kLshBands) {
+  // The second table (rows that are not originals) is made with the first such row: under
+  // skip and reject there is none, and its heads would be as many as the first's.
+  if (!original) ++others_;
+  if (heads_[0].size() < 2 * rows_.size() * kLshBands || (others_ > 0 && heads_[1].empty())) {
     std::size_t heads = heads_[0].empty() ? 1024 : heads_[0].size();
     while (heads < 4 * rows_.size() * kLshBands) heads *= 2;
     heads_[0].assign(heads, 0);
-    heads_[1].assign(heads, 0);
+    heads_[1].assign(others_ > 0 ? heads : 0, 0);
     for (std::size_t node = 0; node < rows_.size() * kLshBands; ++node) {
       const int band = static_cast<int>(node % kLshBands);
       auto& table = heads_[rows_[node / kLshBands].original ? 0 : 1];
@@ -84,8 +87,8 @@ void SetIndex::begin_query() {
 
 template <typename F>
 bool SetIndex::for_candidates(const std::int64_t* keys, int cls, F&& f) {
-  if (rows_.empty()) return true;
   const auto& table = heads_[cls];
+  if (table.empty()) return true;
   for (int band = 0; band < kLshBands; ++band) {
     for (std::uint32_t at = table[bucket(band, keys[band])]; at != kNoNode; at = next_[at - 1]) {
       const std::size_t node = at - 1;

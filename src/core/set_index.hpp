@@ -92,8 +92,10 @@ class SetIndex {
   std::vector<std::int64_t> keys_;    // kLshBands a row
   std::vector<std::uint32_t> next_;   // kLshBands a row: the next node of its chain
   // Chains by (band, key), one table for originals and one for the others (best() walks
-  // the originals first): node + 1, or 0.
+  // the originals first): node + 1, or 0. Both of one size; the second empty until a row
+  // that is not an original is added.
   std::vector<std::uint32_t> heads_[2];
+  std::size_t others_ = 0;  // rows that are not originals
   std::vector<std::unique_ptr<std::uint64_t[]>> chunks_;
   std::size_t chunk_size_ = 0;  // of the last chunk
   std::size_t chunk_used_ = 0;

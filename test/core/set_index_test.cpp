@@ -268,7 +268,8 @@ TEST(SetIndex, BytesCountWhatIsHeld) {
   const std::size_t rows = texts.size() + 1;
   EXPECT_EQ(index.held(), rows);
   const std::size_t nodes = rows * kLshBands;
-  EXPECT_GE(index.bytes(), hashes * sizeof(std::uint64_t) + nodes * (8 + 4) + 2 * 2 * nodes * 4);
+  // every row an original (skip, reject): one table of heads
+  EXPECT_GE(index.bytes(), hashes * sizeof(std::uint64_t) + nodes * (8 + 4) + 2 * nodes * 4);
   SetIndex::Hit hit;
   ASSERT_EQ(index.any(keys.data(), big.data(), big.size(), 1.0, &hit), SetIndex::Answer::kFound);
   EXPECT_EQ(hit.tag, -1);
@@ -287,7 +288,17 @@ TEST(SetIndex, BytesCountWhatIsHeld) {
     unheld.add(keys.data(), nullptr, SetIndex::kUnknownSize, i, true);
   }
   EXPECT_EQ(unheld.held(), 0u);
-  EXPECT_GE(unheld.bytes(), 5000 * kLshBands * (8 + 4 + 2 * 2 * 4));
+  EXPECT_GE(unheld.bytes(), 5000 * kLshBands * (8 + 4 + 2 * 4));
+  // one row that is not an original (link) brings the second table, as large
+  const std::size_t originals_only = unheld.bytes();
+  keys.assign(kLshBands, -7);
+  unheld.add(keys.data(), nullptr, SetIndex::kUnknownSize, -7, false);
+  EXPECT_GE(unheld.bytes(), originals_only + 2 * 5000 * kLshBands * 4);
+  SetIndex::Hit hit2;
+  EXPECT_EQ(unheld.best(keys.data(), big.data(), big.size(), 0.8, &hit2), SetIndex::Answer::kUnknown);
+  // row 3's key of band 1 in every band: found through band 1 alone (held without its set)
+  keys.assign(kLshBands, 3 * kLshBands + 1);
+  EXPECT_EQ(unheld.any(keys.data(), big.data(), big.size(), 0.8, &hit2), SetIndex::Answer::kUnknown);
 }
 
 }  // namespace
