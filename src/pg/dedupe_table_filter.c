@@ -68,7 +68,7 @@
  * Only under READ COMMITTED (under REPEATABLE READ a search checks the rows it finds
  * against the transaction's snapshot). Past maintenance_work_mem it is dropped (checked
  * after each row added: a vector's growth allocates before it frees, so the heap peaks at
- * up to about 1.3 times it, measured; docs/security.md).
+ * up to 1.4 times it, 2.2 with link, measured; docs/security.md).
  */
 #include "postgres.h"
 
