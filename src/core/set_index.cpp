@@ -57,11 +57,14 @@ void SetIndex::add(const std::int64_t* keys, const std::uint64_t* set, std::size
   const std::size_t row = rows_.size() - 1;
   // Twice as many heads as nodes at least (chains of other keys stay short); rebuilt at
   // four times, oldest nodes first, each pushed to the front: chains stay newest first.
-  if (heads_[0].size() < 2 * rows_.size() * kLshBands) {
+  // The second table (rows that are not originals) is made with the first such row: under
+  // skip and reject there is none, and its heads would be as many as the first's.
+  if (!original) ++others_;
+  if (heads_[0].size() < 2 * rows_.size() * kLshBands || (others_ > 0 && heads_[1].empty())) {
     std::size_t heads = heads_[0].empty() ? 1024 : heads_[0].size();
     while (heads < 4 * rows_.size() * kLshBands) heads *= 2;
     heads_[0].assign(heads, 0);
-    heads_[1].assign(heads, 0);
+    heads_[1].assign(others_ > 0 ? heads : 0, 0);
     for (std::size_t node = 0; node < rows_.size() * kLshBands; ++node) {
       const int band = static_cast<int>(node % kLshBands);
       auto& table = heads_[rows_[node / kLshBands].original ? 0 : 1];
@@ -108,8 +111,8 @@ void SetIndex::begin_query() {
 
 template <typename F>
 bool SetIndex::for_candidates(const std::int64_t* keys, int cls, F&& f) {
-  if (rows_.empty()) return true;
   const auto& table = heads_[cls];
+  if (table.empty()) return true;
   for (int band = 0; band < kLshBands; ++band) {
     for (std::uint32_t at = table[bucket(band, keys[band])]; at != kNoNode;) {
       const std::size_t node = at - 1;
@@ -159,11 +162,15 @@ SetIndex::Answer SetIndex::any(const std::int64_t* keys, const std::uint64_t* a,
 
 // Originals first: once one is found, a row that is not cannot win, and the others are not
 // walked. Within a class, a row must beat the best so far: its similarity at least the
-// best's (the merge stops sooner), and on a tie the smaller tag.
+// best's (the merge stops sooner), and on a tie the smaller tag. Two originals of
+// similarity 1 make the answer unknown: the trigger's search stops at the first such
+// original it meets (search_done() in src/pg/dedupe_search.c), in the order of the table,
+// which the index does not know.
 SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a, std::size_t na,
                                 double threshold, Hit* hit) {
   bool unknown = false;
   bool found = false;
+  bool tied_at_one = false;
   std::uint8_t counts[kBuckets];
   const std::uint8_t* query = bucket_counts(a, na, counts) ? counts : nullptr;
   auto check = [&](std::size_t i) {
@@ -183,6 +190,9 @@ SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a
     const std::uint64_t common = common_at_least(a, na, set_of(r), r.size, need);
     if (common < need) return true;
     const double sim = jaccard_of(common, na, r.size);
+    if (found && r.original && hit->original && sim >= 1.0 && hit->similarity >= 1.0) {
+      tied_at_one = true;
+    }
     if (!found || sim > hit->similarity || (sim == hit->similarity && r.tag < hit->tag)) {
       hit->tag = r.tag;
       hit->original = r.original;
@@ -194,7 +204,7 @@ SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a
   begin_query();
   for_candidates(keys, 0, check);
   if (!found) for_candidates(keys, 1, check);
-  return unknown ? Answer::kUnknown : found ? Answer::kFound : Answer::kNone;
+  return unknown || tied_at_one ? Answer::kUnknown : found ? Answer::kFound : Answer::kNone;
 }
 
 std::size_t SetIndex::bytes() const noexcept {

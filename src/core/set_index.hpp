@@ -55,7 +55,8 @@ class SetIndex {
              Hit* hit);
 
   // The row the link policy picks: originals before rows that are not, then the most
-  // similar, then the smallest tag.
+  // similar, then the smallest tag; kUnknown when two originals are of similarity 1 (the
+  // trigger's search takes the first it meets).
   Answer best(const std::int64_t* keys, const std::uint64_t* a, std::size_t na, double threshold,
               Hit* hit);
 
@@ -109,8 +110,10 @@ class SetIndex {
   std::vector<std::uint32_t> seen_;  // a row: the last query that met it
   std::vector<std::uint8_t> counts_;  // kBuckets a held set (Row::counts)
   // Chains by (band, key), one table for originals and one for the others (best() walks
-  // the originals first): node + 1, or 0.
+  // the originals first): node + 1, or 0. Both of one size; the second empty until a row
+  // that is not an original is added.
   std::vector<std::uint32_t> heads_[2];
+  std::size_t others_ = 0;  // rows that are not originals
   std::vector<std::unique_ptr<std::uint64_t[]>> chunks_;
   std::size_t chunk_size_ = 0;  // of the last chunk
   std::size_t chunk_used_ = 0;
