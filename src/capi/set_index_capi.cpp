@@ -31,28 +31,21 @@ extern "C" void simhash_set_index_free(simhash_set_index *index) noexcept { dele
 extern "C" simhash_status simhash_set_index_add(simhash_set_index *index, const int64_t *keys,
                                                 const uint64_t *set, size_t n, int64_t tag,
                                                 int original, size_t hold_limit,
-                                                const simhash_set_text *text,
                                                 char *errbuf, size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
-    simhash::SetIndex::TextId id;
-    if (text != nullptr) id = {text->length, text->hash, text->hashed != 0};
-    index->index.add(keys, set, n, tag, original != 0, hold_limit, text != nullptr ? &id : nullptr);
+    index->index.add(keys, set, n, tag, original != 0, hold_limit);
     return SIMHASH_OK;
   });
 }
 
 extern "C" simhash_set_answer simhash_set_index_find(simhash_set_index *index,
                                                      const int64_t *keys, const uint64_t *set,
-                                                     size_t n, const simhash_set_text *text,
-                                                     double threshold, int best,
+                                                     size_t n, double threshold, int best,
                                                      int64_t *tag, int *original,
                                                      double *similarity) noexcept {
   simhash::SetIndex::Hit hit;
-  simhash::SetIndex::TextId id;
-  if (text != nullptr) id = {text->length, text->hash, text->hashed != 0};
-  const simhash::SetIndex::TextId *q = text != nullptr ? &id : nullptr;
-  const auto answer = best ? index->index.best(keys, set, n, threshold, &hit, q)
-                           : index->index.any(keys, set, n, threshold, &hit, q);
+  const auto answer = best ? index->index.best(keys, set, n, threshold, &hit)
+                           : index->index.any(keys, set, n, threshold, &hit);
   *tag = hit.tag;
   *original = hit.original ? 1 : 0;
   *similarity = hit.similarity;

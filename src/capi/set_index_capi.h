@@ -28,19 +28,6 @@ typedef enum simhash_set_answer
 	SIMHASH_SET_UNKNOWN = 2		/* a row added without its set might decide: ask the table */
 } simhash_set_answer;
 
-/*
- * A text's identity (SetIndex::TextId): its length in bytes and, when hashed, a hash of
- * its bytes. A row whose set is not known to be its text's own (a stored set) is added
- * with its text's; a query gives its own, and gets SIMHASH_SET_UNKNOWN when its text may
- * be byte-identical to such a row's while the sets differ.
- */
-typedef struct simhash_set_text
-{
-	uint64_t	length;
-	uint64_t	hash;
-	int			hashed;
-} simhash_set_text;
-
 /* The size of a row added without knowing it (simhash_set_index_add). */
 #define SIMHASH_SET_UNKNOWN_SIZE ((size_t) -1)
 
@@ -53,23 +40,20 @@ void simhash_set_index_free(simhash_set_index *index) SIMHASH_NOEXCEPT;
  * Adds a row: its SIMHASH_LSH_BANDS band keys, its shingle set set[0..n) (ascending,
  * distinct) or NULL (not held: n its size, or SIMHASH_SET_UNKNOWN_SIZE), its tag, and
  * whether it is an original (policy link). The set is held only while the index's bytes
- * stay within hold_limit with it. text: NULL when the set is the text's own, else the
- * text's identity.
+ * stay within hold_limit with it.
  */
 simhash_status simhash_set_index_add(simhash_set_index *index, const int64_t *keys,
                                      const uint64_t *set, size_t n, int64_t tag, int original,
-                                     size_t hold_limit, const simhash_set_text *text,
-                                     char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+                                     size_t hold_limit, char *errbuf,
+                                     size_t errcap) SIMHASH_NOEXCEPT;
 
 /*
  * The rows sharing a key (in its band) with keys[0..SIMHASH_LSH_BANDS) at least threshold
  * similar to set[0..n): best = 0, any of them; best = 1, the one policy link picks
- * (originals first, then the most similar, then the smallest tag; unknown when two
- * originals are at similarity 1). text: the query's text identity, or NULL.
+ * (originals first, then the most similar, then the smallest tag).
  */
 simhash_set_answer simhash_set_index_find(simhash_set_index *index, const int64_t *keys,
-                                          const uint64_t *set, size_t n,
-                                          const simhash_set_text *text, double threshold,
+                                          const uint64_t *set, size_t n, double threshold,
                                           int best, int64_t *tag, int *original,
                                           double *similarity) SIMHASH_NOEXCEPT;
 

@@ -24,25 +24,10 @@ const std::uint64_t* SetIndex::set_of(const Row& r) const noexcept {
   return chunks_[r.chunk].get() + r.offset;
 }
 
-bool SetIndex::text_may_differ(const Row& r, const std::uint64_t* a, std::size_t na,
-                               const TextId* text) const noexcept {
-  if (r.text == 0 || text == nullptr) return false;
-  const auto& id = texts_[static_cast<std::size_t>(&r - rows_.data())];
-  if (id.first != text->length) return false;
-  if (r.text == 2 && text->hashed && id.second != text->hash) return false;
-  if (r.size != na || r.chunk == kNoSet) return true;
-  return common_at_least(a, na, set_of(r), r.size, na) != na;
-}
-
 void SetIndex::add(const std::int64_t* keys, const std::uint64_t* set, std::size_t n,
-                   std::int64_t tag, bool original, std::size_t hold_limit, const TextId* text) {
+                   std::int64_t tag, bool original, std::size_t hold_limit) {
   if ((rows_.size() + 1) * kLshBands >= UINT32_MAX) throw std::length_error("SetIndex: too many rows");
-  Row r{tag, n, kNoSet, 0, 0, original,
-        static_cast<std::uint8_t>(text == nullptr ? 0 : text->hashed ? 2 : 1)};
-  if (text != nullptr) {  // texts_[row] for this row (rows between have none)
-    texts_.resize(rows_.size() + 1);
-    texts_.back() = {text->length, text->hash};
-  }
+  Row r{tag, n, kNoSet, 0, kNoCounts, original};
   const bool new_chunk = chunks_.empty() || chunk_used_ + n > chunk_size_;
   std::size_t size = chunks_.empty() ? kFirstChunk : std::min(2 * chunk_size_, kMaxChunk);
   size = std::max(size, n);
@@ -60,23 +45,31 @@ void SetIndex::add(const std::int64_t* keys, const std::uint64_t* set, std::size
     r.offset = static_cast<std::uint32_t>(chunk_used_);
     chunk_used_ += n;
     ++held_;
+    std::uint8_t counts[kBuckets];
+    if (bucket_counts(set, n, counts) && counts_.size() / kBuckets < kNoCounts) {
+      r.counts = static_cast<std::uint32_t>(counts_.size() / kBuckets);
+      counts_.insert(counts_.end(), counts, counts + kBuckets);
+    }
   }
   rows_.push_back(r);
-  keys_.insert(keys_.end(), keys, keys + kLshBands);
-  next_.resize(next_.size() + kLshBands, 0);
+  seen_.push_back(0);
+  for (int band = 0; band < kLshBands; ++band) nodes_.push_back(Node{keys[band], 0});
   const std::size_t row = rows_.size() - 1;
   // Twice as many heads as nodes at least (chains of other keys stay short); rebuilt at
   // four times, oldest nodes first, each pushed to the front: chains stay newest first.
-  if (heads_[0].size() < 2 * rows_.size() * kLshBands) {
+  // The second table (rows that are not originals) is made with the first such row: under
+  // skip and reject there is none, and its heads would be as many as the first's.
+  if (!original) ++others_;
+  if (heads_[0].size() < 2 * rows_.size() * kLshBands || (others_ > 0 && heads_[1].empty())) {
     std::size_t heads = heads_[0].empty() ? 1024 : heads_[0].size();
     while (heads < 4 * rows_.size() * kLshBands) heads *= 2;
     heads_[0].assign(heads, 0);
-    heads_[1].assign(heads, 0);
+    heads_[1].assign(others_ > 0 ? heads : 0, 0);
     for (std::size_t node = 0; node < rows_.size() * kLshBands; ++node) {
       const int band = static_cast<int>(node % kLshBands);
       auto& table = heads_[rows_[node / kLshBands].original ? 0 : 1];
-      const std::size_t b = bucket(band, keys_[node]);
-      next_[node] = table[b];
+      const std::size_t b = bucket(band, nodes_[node].key);
+      nodes_[node].next = table[b];
       table[b] = static_cast<std::uint32_t>(node + 1);
     }
     return;
@@ -85,42 +78,65 @@ void SetIndex::add(const std::int64_t* keys, const std::uint64_t* set, std::size
   for (int band = 0; band < kLshBands; ++band) {
     const std::size_t node = row * kLshBands + static_cast<std::size_t>(band);
     const std::size_t b = bucket(band, keys[band]);
-    next_[node] = table[b];
+    nodes_[node].next = table[b];
     table[b] = static_cast<std::uint32_t>(node + 1);
   }
 }
 
+bool SetIndex::bucket_counts(const std::uint64_t* a, std::size_t n, std::uint8_t* counts) noexcept {
+  std::uint32_t wide[kBuckets] = {};
+  for (std::size_t i = 0; i < n; ++i) ++wide[a[i] >> 56];
+  for (std::size_t b = 0; b < kBuckets; ++b) {
+    if (wide[b] > 254) return false;
+    counts[b] = static_cast<std::uint8_t>(wide[b]);
+  }
+  return true;
+}
+
+bool SetIndex::counts_allow(const std::uint8_t* query, const Row& r,
+                            std::uint64_t need) const noexcept {
+  if (query == nullptr || r.counts == kNoCounts) return true;
+  const std::uint8_t* c = counts_.data() + static_cast<std::size_t>(r.counts) * kBuckets;
+  std::uint32_t most = 0;
+  for (std::size_t b = 0; b < kBuckets; ++b) most += std::min(query[b], c[b]);
+  return most >= need;
+}
+
 void SetIndex::begin_query() {
   if (++query_ == 0) {
-    for (Row& r : rows_) r.seen = 0;
+    std::fill(seen_.begin(), seen_.end(), 0);
     query_ = 1;
   }
 }
 
 template <typename F>
 bool SetIndex::for_candidates(const std::int64_t* keys, int cls, F&& f) {
-  if (rows_.empty()) return true;
   const auto& table = heads_[cls];
+  if (table.empty()) return true;
   for (int band = 0; band < kLshBands; ++band) {
-    for (std::uint32_t at = table[bucket(band, keys[band])]; at != kNoNode; at = next_[at - 1]) {
+    for (std::uint32_t at = table[bucket(band, keys[band])]; at != kNoNode;) {
       const std::size_t node = at - 1;
-      if (static_cast<int>(node % kLshBands) != band || keys_[node] != keys[band]) continue;
-      Row& r = rows_[node / kLshBands];
-      if (r.seen == query_) continue;
-      r.seen = query_;
-      if (!f(node / kLshBands)) return false;
+      const Node& nd = nodes_[node];
+      at = nd.next;
+      if (nd.key != keys[band] || static_cast<int>(node % kLshBands) != band) continue;
+      const std::size_t row = node / kLshBands;
+      if (seen_[row] == query_) continue;
+      seen_[row] = query_;
+      if (!f(row)) return false;
     }
   }
   return true;
 }
 
 SetIndex::Answer SetIndex::any(const std::int64_t* keys, const std::uint64_t* a, std::size_t na,
-                               double threshold, Hit* hit, const TextId* text) {
+                               double threshold, Hit* hit) {
   bool unknown = false;
   bool found = false;
+  std::uint8_t counts[kBuckets];
+  const std::uint8_t* query = bucket_counts(a, na, counts) ? counts : nullptr;
   auto check = [&](std::size_t i) {
     const Row& r = rows_[i];
-    if (r.size == kUnknownSize || text_may_differ(r, a, na, text)) {
+    if (r.size == kUnknownSize) {
       unknown = true;
       return true;
     }
@@ -130,6 +146,7 @@ SetIndex::Answer SetIndex::any(const std::int64_t* keys, const std::uint64_t* a,
       unknown = true;
       return true;
     }
+    if (!counts_allow(query, r, need)) return true;
     const std::uint64_t common = common_at_least(a, na, set_of(r), r.size, need);
     if (common < need) return true;
     hit->tag = r.tag;
@@ -145,15 +162,20 @@ SetIndex::Answer SetIndex::any(const std::int64_t* keys, const std::uint64_t* a,
 
 // Originals first: once one is found, a row that is not cannot win, and the others are not
 // walked. Within a class, a row must beat the best so far: its similarity at least the
-// best's (the merge stops sooner), and on a tie the smaller tag. Two originals at 1: the
-// caller's search takes the first it meets, so kUnknown.
+// best's (the merge stops sooner), and on a tie the smaller tag. Two originals of
+// similarity 1 make the answer unknown: the trigger's search stops at the first such
+// original it meets (search_done() in src/pg/dedupe_search.c), in the order of the table,
+// which the index does not know.
 SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a, std::size_t na,
-                                double threshold, Hit* hit, const TextId* text) {
+                                double threshold, Hit* hit) {
   bool unknown = false;
   bool found = false;
+  bool tied_at_one = false;
+  std::uint8_t counts[kBuckets];
+  const std::uint8_t* query = bucket_counts(a, na, counts) ? counts : nullptr;
   auto check = [&](std::size_t i) {
     const Row& r = rows_[i];
-    if (r.size == kUnknownSize || text_may_differ(r, a, na, text)) {
+    if (r.size == kUnknownSize) {
       unknown = true;
       return true;
     }
@@ -164,10 +186,13 @@ SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a
       unknown = true;
       return true;
     }
+    if (!counts_allow(query, r, need)) return true;
     const std::uint64_t common = common_at_least(a, na, set_of(r), r.size, need);
     if (common < need) return true;
     const double sim = jaccard_of(common, na, r.size);
-    if (found && r.original && hit->original && sim >= 1.0 && hit->similarity >= 1.0) unknown = true;
+    if (found && r.original && hit->original && sim >= 1.0 && hit->similarity >= 1.0) {
+      tied_at_one = true;
+    }
     if (!found || sim > hit->similarity || (sim == hit->similarity && r.tag < hit->tag)) {
       hit->tag = r.tag;
       hit->original = r.original;
@@ -179,13 +204,12 @@ SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a
   begin_query();
   for_candidates(keys, 0, check);
   if (!found) for_candidates(keys, 1, check);
-  return unknown ? Answer::kUnknown : found ? Answer::kFound : Answer::kNone;
+  return unknown || tied_at_one ? Answer::kUnknown : found ? Answer::kFound : Answer::kNone;
 }
 
 std::size_t SetIndex::bytes() const noexcept {
-  return rows_.capacity() * sizeof(Row) + keys_.capacity() * sizeof(std::int64_t) +
-         next_.capacity() * sizeof(std::uint32_t) +
-         texts_.capacity() * sizeof(texts_[0]) +
+  return rows_.capacity() * sizeof(Row) + nodes_.capacity() * sizeof(Node) +
+         seen_.capacity() * sizeof(std::uint32_t) + counts_.capacity() +
          (heads_[0].capacity() + heads_[1].capacity()) * sizeof(std::uint32_t) +
          chunk_bytes_ +
          chunks_.capacity() * sizeof(std::unique_ptr<std::uint64_t[]>);

@@ -8,24 +8,18 @@
 //       -> one node a band in a chained hash table on (band, key), newest first (two
 //          tables: originals, and rows that are not)
 //   query -> the rows sharing a key in the same band, each once -> sizes that cannot
-//       reach the threshold ruled out -> a merge that stops once it cannot -> the answer.
+//       reach the threshold ruled out -> counts by bucket that cannot either (|A ∩ B| is
+//       at most the sum over buckets of the smaller count) -> a merge that stops once it
+//       cannot -> the answer.
 //
 // Exact: a row is found when its Jaccard similarity (computed as simhash_jaccard computes
 // it) is at least the threshold, and no other row is. A row may be added without its set
 // (over the caller's memory, or too large): a query that would have to verify such a row
 // answers kUnknown, and the caller asks the table instead.
-//
-// A row's set may not be its text's own (a stored set that the caller believes, written by
-// someone else): the caller's search calls a byte-identical text similar (1.0) before it
-// looks at any set, so such a row carries its text's identity (TextId), and a query whose
-// text may be that text gets kUnknown unless the sets are equal too. Link's search stops at
-// the first original of similarity 1 it meets, in an order this index does not know: two
-// originals at 1 make best() answer kUnknown.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <utility>
 #include <vector>
 
 #include "core/no_postgres.hpp"
@@ -44,15 +38,6 @@ class SetIndex {
     double similarity = 0;
   };
 
-  // The identity of a text: its length in bytes and, when `hashed`, a hash of its bytes.
-  // Two texts may be identical when their lengths are equal and their hashes are (or
-  // either is not hashed).
-  struct TextId {
-    std::uint64_t length = 0;
-    std::uint64_t hash = 0;
-    bool hashed = false;
-  };
-
   SetIndex() = default;
   SetIndex(const SetIndex&) = delete;
   SetIndex& operator=(const SetIndex&) = delete;
@@ -61,21 +46,19 @@ class SetIndex {
   // checked) or none (set == nullptr: the row is only known to share keys; n its size, or
   // kUnknownSize), the caller's tag and whether it is an original (for best()). The set is
   // held only while bytes() stays within hold_limit with it; the row is added either way.
-  // text: nullptr when the set is the text's own, else the text's identity (see above).
   static constexpr std::size_t kUnknownSize = ~static_cast<std::size_t>(0);
   void add(const std::int64_t* keys, const std::uint64_t* set, std::size_t n, std::int64_t tag,
-           bool original, std::size_t hold_limit = ~static_cast<std::size_t>(0),
-           const TextId* text = nullptr);
+           bool original, std::size_t hold_limit = ~static_cast<std::size_t>(0));
 
-  // Any row at least `threshold` similar to the set a[0..na) with keys[0..kLshBands); text:
-  // the query's text identity (nullptr: rows' text identities are not checked).
+  // Any row at least `threshold` similar to the set a[0..na) with keys[0..kLshBands).
   Answer any(const std::int64_t* keys, const std::uint64_t* a, std::size_t na, double threshold,
-             Hit* hit, const TextId* text = nullptr);
+             Hit* hit);
 
   // The row the link policy picks: originals before rows that are not, then the most
-  // similar, then the smallest tag; kUnknown when two originals are at similarity 1.
+  // similar, then the smallest tag; kUnknown when two originals are of similarity 1 (the
+  // trigger's search takes the first it meets).
   Answer best(const std::int64_t* keys, const std::uint64_t* a, std::size_t na, double threshold,
-              Hit* hit, const TextId* text = nullptr);
+              Hit* hit);
 
   std::size_t rows() const noexcept { return rows_.size(); }
   std::size_t held() const noexcept { return held_; }
@@ -89,13 +72,19 @@ class SetIndex {
     std::uint64_t size;    // of the set, or kUnknownSize
     std::uint32_t chunk;   // the set's chunk, or kNoSet
     std::uint32_t offset;  // its first hash there
-    std::uint32_t seen;    // the last query that met it
+    std::uint32_t counts;  // its bucket counts in counts_ (times kBuckets), or kNoCounts
     bool original;
-    // 0: the set is its text's own; else texts_[row] is its text's identity (1: its
-    // length, 2: its length and hash)
-    std::uint8_t text;
   };
   static constexpr std::uint32_t kNoSet = ~static_cast<std::uint32_t>(0);
+  // A held set's counts of hashes by their top byte (the bucket): an element common to two
+  // sets is in the same bucket of both, so |A ∩ B| <= sum of min(countA, countB). A set
+  // with a bucket of more than 254 has none (kNoCounts); 256 bytes a held set.
+  static constexpr std::size_t kBuckets = 256;
+  static constexpr std::uint32_t kNoCounts = ~static_cast<std::uint32_t>(0);
+  // Fills counts[kBuckets] for set a; false when a bucket overflows.
+  static bool bucket_counts(const std::uint64_t* a, std::size_t n, std::uint8_t* counts) noexcept;
+  // Whether the counts allow `need` common elements (counts of a query, counts of row r).
+  bool counts_allow(const std::uint8_t* query, const Row& r, std::uint64_t need) const noexcept;
   // Hashes of the first chunk; each next one twice the last, up to kMaxChunk (8 MB). A set
   // larger than the next chunk gets one of its own.
   static constexpr std::size_t kFirstChunk = std::size_t{1} << 14;
@@ -103,11 +92,6 @@ class SetIndex {
 
   std::size_t bucket(int band, std::int64_t key) const noexcept;
   const std::uint64_t* set_of(const Row& r) const noexcept;
-  // True when the query's text may be byte-identical to row r's while r's set (held or not)
-  // is not equal to the query's a[0..na): the caller's search would say 1.0 where the sets
-  // say otherwise.
-  bool text_may_differ(const Row& r, const std::uint64_t* a, std::size_t na,
-                       const TextId* text) const noexcept;
   // Starts a query: rows met in it are met once.
   void begin_query();
   // Calls f(row index) once for each row of class cls (0: originals, 1: the others) sharing
@@ -116,13 +100,20 @@ class SetIndex {
   bool for_candidates(const std::int64_t* keys, int cls, F&& f);
 
   std::vector<Row> rows_;
-  // The text identities of rows added with one (length, hash), by row; empty until one is.
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> texts_;
-  std::vector<std::int64_t> keys_;    // kLshBands a row
-  std::vector<std::uint32_t> next_;   // kLshBands a row: the next node of its chain
+  // kLshBands nodes a row (node / kLshBands is its row, node % kLshBands its band): its key
+  // and the next node of its chain, together (one cache line a node met).
+  struct Node {
+    std::int64_t key;
+    std::uint32_t next;  // node + 1, or 0
+  };
+  std::vector<Node> nodes_;
+  std::vector<std::uint32_t> seen_;  // a row: the last query that met it
+  std::vector<std::uint8_t> counts_;  // kBuckets a held set (Row::counts)
   // Chains by (band, key), one table for originals and one for the others (best() walks
-  // the originals first): node + 1, or 0.
+  // the originals first): node + 1, or 0. Both of one size; the second empty until a row
+  // that is not an original is added.
   std::vector<std::uint32_t> heads_[2];
+  std::size_t others_ = 0;  // rows that are not originals
   std::vector<std::unique_ptr<std::uint64_t[]>> chunks_;
   std::size_t chunk_size_ = 0;  // of the last chunk
   std::size_t chunk_used_ = 0;

@@ -88,16 +88,21 @@ std::uint64_t common_needed(std::uint64_t na, std::uint64_t nb, double t) noexce
 
 std::uint64_t common_at_least(const std::uint64_t* a, std::size_t na, const std::uint64_t* b,
                               std::size_t nb, std::uint64_t need) noexcept {
+  if (need > na || need > nb) return 0;
+  // Elements of each set that may lie outside the intersection: once more of them are
+  // passed unmatched, `need` is out of reach (the merge stops at the earliest step).
+  const std::size_t spare_a = na - need;
+  const std::size_t spare_b = nb - need;
   std::uint64_t common = 0;
   std::size_t i = 0;
   std::size_t j = 0;
-  for (std::size_t step = 0; i < na && j < nb; ++step) {
-    if (step % 64 == 0 && common + std::min(na - i, nb - j) < need) return common;
+  while (i < na && j < nb) {
     const std::uint64_t x = a[i];
     const std::uint64_t y = b[j];
     common += x == y;
     i += x <= y;
     j += y <= x;
+    if (i - common > spare_a || j - common > spare_b) return common;
   }
   return common;
 }

@@ -413,22 +413,11 @@ candidate_similar(Search *s, Datum d, double *similarity)
 	CachedSetKey key;
 	bool		keyed;
 
-	/* A byte-identical text (common: licences, boilerplate) needs no shingling. */
-	if (a.size > 0 && total == VARSIZE_ANY_EXHDR(s->new_text->body))
-	{
-		text	   *body = DatumGetTextPP(d);
-		bool		same = memcmp(VARDATA_ANY(body), VARDATA_ANY(s->new_text->body), total) == 0;
-
-		if ((Pointer) body != DatumGetPointer(d))
-			pfree(body);
-		if (same)
-		{
-			*similarity = 1.0;
-			return 1.0 >= s->c->min_similarity;
-		}
-	}
-
-	/* The candidate's stored set ('sets=column'), when it has a well-formed one. */
+	/*
+	 * The candidate's stored set ('sets=column'), when it has a well-formed one: it
+	 * decides, even for a byte-identical text (a value written while the trigger did not
+	 * fire is used as it is, as docs/dedupe.md says and the table index does).
+	 */
 	if (s->t->sets_attno > 0)
 	{
 		bool		isnull;
@@ -464,6 +453,21 @@ candidate_similar(Search *s, Datum d, double *similarity)
 					return defined && *similarity >= s->c->min_similarity;
 				}
 			}
+		}
+	}
+
+	/* A byte-identical text (common: licences, boilerplate) needs no shingling. */
+	if (a.size > 0 && total == VARSIZE_ANY_EXHDR(s->new_text->body))
+	{
+		text	   *body = DatumGetTextPP(d);
+		bool		same = memcmp(VARDATA_ANY(body), VARDATA_ANY(s->new_text->body), total) == 0;
+
+		if ((Pointer) body != DatumGetPointer(d))
+			pfree(body);
+		if (same)
+		{
+			*similarity = 1.0;
+			return 1.0 >= s->c->min_similarity;
 		}
 	}
 

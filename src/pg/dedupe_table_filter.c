@@ -48,11 +48,9 @@
  * read from the targets with the search's snapshot (the latest: what committed before the
  * table lock, and this transaction's rows so far), the set each verification would use
  * (the stored one of 'sets=column' when well-formed, else the text's; a text over
- * INDEX_MAX_TEXT is held without one; a row held with its stored set keeps its text's
- * identity, as the search calls a byte-identical text 1.0 whatever the stored set says:
- * text_identity()), and then every row the trigger lets through. It answers a new row's
- * search itself, so it must hold exactly the rows a search sees, not a superset as the
- * filter may: besides everything above, a delete in a target drops it,
+ * INDEX_MAX_TEXT is held without one), and then every row the trigger lets through. It
+ * answers a new row's search itself, so it must hold exactly the rows a search sees, not
+ * a superset as the filter may: besides everything above, a delete in a target drops it,
  * and between two rows the count of inserts must grow by exactly the row let through last
  * (ON CONFLICT DO NOTHING lets a row through the trigger and then inserts nothing, or
  * inserts it speculatively and deletes it). Its answers:
@@ -64,9 +62,13 @@
  *   type int2, int4 or int8, whose order the index compares; with another key there is no
  *   index for link). Reject searches, so that its message names the row as always;
  * - unknown: a row it holds without its set (past three quarters of maintenance_work_mem,
- *   or a long text) might decide, and the row is searched.
+ *   or a long text) might decide, or (link) two originals are of similarity 1, of which
+ *   the search takes the first it meets in the table: the row is searched.
+ * A stored set decides for its row in the search too, also against a byte-identical text.
  * Only under READ COMMITTED (under REPEATABLE READ a search checks the rows it finds
- * against the transaction's snapshot). Past maintenance_work_mem it is dropped.
+ * against the transaction's snapshot). Past maintenance_work_mem it is dropped (checked
+ * after each row added: a vector's growth allocates before it frees, so the heap peaks at
+ * up to 1.4 times it, 2.2 with link, measured; docs/security.md).
  */
 #include "postgres.h"
 
@@ -86,7 +88,6 @@
 #include "access/heapam.h"
 #include "access/tableam.h"
 #include "catalog/pg_type.h"
-#include "common/hashfn.h"
 #include "utils/array.h"
 
 #include "capi/near_filter_capi.h"
@@ -178,7 +179,11 @@ drop_filter(void)
 		TableFilter *f = table_filter;
 
 		table_filter = NULL;
-		if (made(f))
+		if (f->sets != NULL)
+			elog(DEBUG1, "simhash_dedupe: table index of %zu rows (%zu with their sets, %zu kB) dropped (%llu searches spared)",
+				 simhash_set_index_rows(f->sets), simhash_set_index_held(f->sets),
+				 simhash_set_index_bytes(f->sets) / 1024, (unsigned long long) f->spared);
+		else if (made(f))
 			elog(DEBUG1, "simhash_dedupe: %s dropped (%llu searches spared)",
 				 filter_name(f), (unsigned long long) f->spared);
 		MemoryContextDelete(f->cxt);
@@ -502,12 +507,12 @@ fill(TableFilter *f, DedupeConfig *c)
  */
 static bool
 index_add(TableFilter *f, const int64 *keys, const uint64 *set, size_t n, int64 tag,
-		  bool original, const simhash_set_text *text)
+		  bool original)
 {
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
 	if (simhash_set_index_add(f->sets, keys, set, n, tag, original, f->budget - f->budget / 4,
-							  text, errbuf, sizeof(errbuf)) != SIMHASH_OK)
+							  errbuf, sizeof(errbuf)) != SIMHASH_OK)
 		return false;
 	f->members++;
 	return simhash_set_index_bytes(f->sets) <= f->budget;
@@ -540,31 +545,6 @@ tag_key(TableFilter *f, int64 tag)
 			return Int32GetDatum((int32) tag);
 	}
 	return Int64GetDatum(tag);
-}
-
-/*
- * The identity of a text datum d (simhash_set_text): its length, and a hash of its bytes
- * when they are at hand (not compressed, not toasted: the making reads no more than the
- * stored set for it). The search calls a candidate whose text is byte-identical to the new
- * row's similar (1.0) before it reads the candidate's stored set (candidate_similar()),
- * which the trigger writes but anyone allowed may change ('UPDATE ... SET sets = ...' with
- * a trigger on UPDATE OF the text, or rows written while the trigger was off): a row held
- * with its stored set carries its text's identity, and a new row whose text may be that
- * text while the sets differ is searched.
- */
-static simhash_set_text
-text_identity(Datum d)
-{
-	struct varlena *v = (struct varlena *) DatumGetPointer(d);
-	simhash_set_text id = {toast_raw_datum_size(d) - VARHDRSZ, 0, 0};
-
-	if (!VARATT_IS_EXTERNAL(v) && !VARATT_IS_COMPRESSED(v))
-	{
-		id.hash = hash_bytes_extended((const unsigned char *) VARDATA_ANY(v),
-									  (int) VARSIZE_ANY_EXHDR(v), 0);
-		id.hashed = 1;
-	}
-	return id;
 }
 
 /*
@@ -616,8 +596,6 @@ fill_sets(TableFilter *f, DedupeConfig *c)
 			Datum		d;
 			SimhashShingleSet set = {NULL, 0};
 			bool		have_set = false;
-			bool		stored = false;
-			simhash_set_text text_id;
 			size_t		n = SIMHASH_SET_UNKNOWN_SIZE;
 			int64		tag = 0;
 			bool		original = true;
@@ -636,9 +614,7 @@ fill_sets(TableFilter *f, DedupeConfig *c)
 				Datum		sd = slot_getattr(slot, target->sets_attno, &sets_null);
 
 				if (!sets_null && stored_set_length_ok(toast_raw_datum_size(sd) - VARHDRSZ))
-					have_set = stored = stored_set_read(DatumGetByteaPP(sd), &set);
-				if (stored)
-					text_id = text_identity(d);
+					have_set = stored_set_read(DatumGetByteaPP(sd), &set);
 			}
 			if (!have_set && toast_raw_datum_size(d) - VARHDRSZ <= INDEX_MAX_TEXT)
 			{
@@ -647,8 +623,8 @@ fill_sets(TableFilter *f, DedupeConfig *c)
 			}
 			if (have_set)
 				n = set.size;
-			if (have_set && n == 0 && !stored)
-				goto next;		/* no shingle: never similar (a byte-identical text would be) */
+			if (have_set && n == 0)
+				goto next;		/* no shingle: never similar */
 			if (f->policy == POLICY_LINK)
 			{
 				(void) slot_getattr(slot, target->link_attno, &isnull);
@@ -661,8 +637,7 @@ fill_sets(TableFilter *f, DedupeConfig *c)
 				}
 				tag = key_tag(f, d);
 			}
-			ok = index_add(f, keys, have_set ? set.data : NULL, n, tag, original,
-						   stored ? &text_id : NULL);
+			ok = index_add(f, keys, have_set ? set.data : NULL, n, tag, original);
 	next:
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(row_cxt);
@@ -883,16 +858,12 @@ table_index_answer(DedupeConfig *c, RowWork *w, Found *found)
 	int64		tag;
 	int			original;
 	double		similarity;
-	simhash_set_text text_id;
 
 	if (f == NULL || f->sets == NULL || w->nlsh != SIMHASH_LSH_BANDS)
 		return false;
-	/* rows held with a stored set carry their text's identity (text_identity()) */
-	if (f->sets_name != NULL)
-		text_id = text_identity(PointerGetDatum(w->new_text.body));
 	answer = simhash_set_index_find(f->sets, w->lsh, w->new_text.set.data, w->new_text.set.size,
-									f->sets_name != NULL ? &text_id : NULL, c->min_similarity,
-									c->policy == POLICY_LINK, &tag, &original, &similarity);
+									c->min_similarity, c->policy == POLICY_LINK, &tag,
+									&original, &similarity);
 	if (answer == SIMHASH_SET_UNKNOWN || (answer == SIMHASH_SET_FOUND && c->policy == POLICY_REJECT))
 		return false;
 	f->spared++;
@@ -944,7 +915,7 @@ table_index_written(DedupeConfig *c, Relation rel, RowWork *w, HeapTuple tuple, 
 			}
 			tag = key_tag(f, d);
 		}
-		if (!index_add(f, w->lsh, w->new_text.set.data, w->new_text.set.size, tag, original, NULL))
+		if (!index_add(f, w->lsh, w->new_text.set.data, w->new_text.set.size, tag, original))
 		{
 			elog(DEBUG1, "simhash_dedupe: table index past maintenance_work_mem");
 			give_up(f);
