@@ -59,6 +59,11 @@ extern "C" simhash_set_answer simhash_set_index_find(simhash_set_index *index,
   }
 }
 
+extern "C" size_t simhash_set_index_peak(const simhash_set_index *index, size_t n, int set_given,
+                                         int original, size_t hold_limit) noexcept {
+  return index->index.peak_bytes(n, set_given != 0, original != 0, hold_limit);
+}
+
 extern "C" size_t simhash_set_index_bytes(const simhash_set_index *index) noexcept {
   return index->index.bytes();
 }

@@ -57,6 +57,14 @@ simhash_set_answer simhash_set_index_find(simhash_set_index *index, const int64_
                                           int best, int64_t *tag, int *original,
                                           double *similarity) SIMHASH_NOEXCEPT;
 
+/*
+ * At most the bytes the index holds at any point of simhash_set_index_add() with these
+ * arguments (set given or NULL, its size n, original, hold_limit): checked before adding
+ * by a caller with a budget (SetIndex::peak_bytes).
+ */
+size_t simhash_set_index_peak(const simhash_set_index *index, size_t n, int set_given,
+                              int original, size_t hold_limit) SIMHASH_NOEXCEPT;
+
 /* Bytes held, rows added, and rows held with their sets. */
 size_t simhash_set_index_bytes(const simhash_set_index *index) SIMHASH_NOEXCEPT;
 size_t simhash_set_index_rows(const simhash_set_index *index) SIMHASH_NOEXCEPT;

@@ -24,15 +24,57 @@ const std::uint64_t* SetIndex::set_of(const Row& r) const noexcept {
   return chunks_[r.chunk].get() + r.offset;
 }
 
+std::size_t SetIndex::next_chunk(std::size_t n) const noexcept {
+  const std::size_t size = chunks_.empty() ? kFirstChunk : std::min(2 * chunk_size_, kMaxChunk);
+  return std::max(size, n);
+}
+
+bool SetIndex::holds(std::size_t n, bool set_given, std::size_t hold_limit) const noexcept {
+  const bool new_chunk = chunks_.empty() || chunk_used_ + n > chunk_size_;
+  return set_given && n != kUnknownSize && n > 0 &&
+         (new_chunk ? next_chunk(n) * sizeof(std::uint64_t) : 0) <=
+             hold_limit - std::min(hold_limit, bytes());
+}
+
+namespace {
+// The bytes a vector allocates when `add` elements join `size` of `capacity` (libstdc++:
+// the larger of twice the size and the size needed), or 0 when they fit.
+std::size_t growth(std::size_t size, std::size_t capacity, std::size_t add, std::size_t elem) {
+  return size + add <= capacity ? 0 : (size + std::max(size, add)) * elem;
+}
+}  // namespace
+
+std::size_t SetIndex::peak_bytes(std::size_t n, bool set_given, bool original,
+                                 std::size_t hold_limit) const noexcept {
+  std::size_t peak = bytes();
+  const bool held = holds(n, set_given, hold_limit);
+  if (held) {
+    if (chunks_.empty() || chunk_used_ + n > chunk_size_) {
+      peak += next_chunk(n) * sizeof(std::uint64_t);
+      peak += growth(chunks_.size(), chunks_.capacity(), 1, sizeof(chunks_[0]));
+    }
+    peak += growth(counts_.size(), counts_.capacity(), kBuckets, 1);
+  }
+  peak += growth(rows_.size(), rows_.capacity(), 1, sizeof(Row));
+  peak += growth(seen_.size(), seen_.capacity(), 1, sizeof(std::uint32_t));
+  peak += growth(nodes_.size(), nodes_.capacity(), kLshBands, sizeof(Node));
+  const std::size_t nodes = (rows_.size() + 1) * kLshBands;
+  const std::size_t others = others_ + (original ? 0 : 1);
+  std::size_t heads = heads_[0].empty() ? 1024 : heads_[0].size();
+  if (heads_[0].size() < 2 * nodes || (others > 0 && heads_[1].empty())) {
+    while (heads < 4 * nodes) heads *= 2;
+    peak += (others > 0 ? 2 : 1) * heads * sizeof(std::uint32_t);
+  }
+  return peak;
+}
+
 void SetIndex::add(const std::int64_t* keys, const std::uint64_t* set, std::size_t n,
                    std::int64_t tag, bool original, std::size_t hold_limit) {
   if ((rows_.size() + 1) * kLshBands >= UINT32_MAX) throw std::length_error("SetIndex: too many rows");
   Row r{tag, n, kNoSet, 0, kNoCounts, original};
   const bool new_chunk = chunks_.empty() || chunk_used_ + n > chunk_size_;
-  std::size_t size = chunks_.empty() ? kFirstChunk : std::min(2 * chunk_size_, kMaxChunk);
-  size = std::max(size, n);
-  if (set != nullptr && n != kUnknownSize && n > 0 &&
-      (new_chunk ? size * sizeof(std::uint64_t) : 0) <= hold_limit - std::min(hold_limit, bytes())) {
+  const std::size_t size = next_chunk(n);
+  if (holds(n, set != nullptr, hold_limit)) {
     if (new_chunk) {
       if (chunks_.size() >= kNoSet - 1) throw std::length_error("SetIndex: too many chunks");
       chunks_.emplace_back(new std::uint64_t[size]);
@@ -53,7 +95,9 @@ void SetIndex::add(const std::int64_t* keys, const std::uint64_t* set, std::size
   }
   rows_.push_back(r);
   seen_.push_back(0);
-  for (int band = 0; band < kLshBands; ++band) nodes_.push_back(Node{keys[band], 0});
+  Node fresh[kLshBands];
+  for (int band = 0; band < kLshBands; ++band) fresh[band] = Node{keys[band], 0};
+  nodes_.insert(nodes_.end(), fresh, fresh + kLshBands);  // one growth (peak_bytes)
   const std::size_t row = rows_.size() - 1;
   // Twice as many heads as nodes at least (chains of other keys stay short); rebuilt at
   // four times, oldest nodes first, each pushed to the front: chains stay newest first.

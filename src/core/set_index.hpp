@@ -65,6 +65,12 @@ class SetIndex {
   // After an exception from add() (out of memory), the index is not to be used again.
   // Bytes held (capacities).
   std::size_t bytes() const noexcept;
+  // At most the bytes held at any point of add() of a row with a set of n hashes (or
+  // without one: set_given false), original or not, and this hold_limit: bytes() plus every buffer that may
+  // grow (while a vector grows, its old and new buffers are both held), a new chunk, and
+  // the chain heads if they are rebuilt. A caller with a budget checks it before add().
+  std::size_t peak_bytes(std::size_t n, bool set_given, bool original,
+                         std::size_t hold_limit) const noexcept;
 
  private:
   struct Row {
@@ -91,6 +97,9 @@ class SetIndex {
   static constexpr std::size_t kMaxChunk = std::size_t{1} << 20;
 
   std::size_t bucket(int band, std::int64_t key) const noexcept;
+  // The size of the chunk a set of n hashes would start; whether add() would hold it.
+  std::size_t next_chunk(std::size_t n) const noexcept;
+  bool holds(std::size_t n, bool set_given, std::size_t hold_limit) const noexcept;
   const std::uint64_t* set_of(const Row& r) const noexcept;
   // Starts a query: rows met in it are met once.
   void begin_query();

@@ -503,19 +503,24 @@ fill(TableFilter *f, DedupeConfig *c)
 
 /*
  * Adds a row to the table index, its set held while the index stays within three
- * quarters of the budget; false past the whole budget (or out of memory).
+ * quarters of the budget; false (nothing added) when adding it could pass the whole
+ * budget at any point (simhash_set_index_peak(): a growing buffer holds its old and new
+ * copies at once), or out of memory.
  */
 static bool
 index_add(TableFilter *f, const int64 *keys, const uint64 *set, size_t n, int64 tag,
 		  bool original)
 {
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	size_t		hold_limit = f->budget - f->budget / 4;
 
-	if (simhash_set_index_add(f->sets, keys, set, n, tag, original, f->budget - f->budget / 4,
+	if (simhash_set_index_peak(f->sets, n, set != NULL, original, hold_limit) > f->budget)
+		return false;
+	if (simhash_set_index_add(f->sets, keys, set, n, tag, original, hold_limit,
 							  errbuf, sizeof(errbuf)) != SIMHASH_OK)
 		return false;
 	f->members++;
-	return simhash_set_index_bytes(f->sets) <= f->budget;
+	return true;
 }
 
 /* The link policy's tag of a key value: the key itself (int2, int4 or int8). */

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <random>
@@ -249,6 +250,31 @@ TEST(SetIndex, FuzzAgainstTheSearch) {
   EXPECT_GT(answered, 2000);
   EXPECT_GT(unknowns, 300);
   EXPECT_GT(at_one, 100);
+}
+
+// peak_bytes() bounds what add() holds afterwards (and the buffers it grows meanwhile):
+// checked before each add against bytes() after it, for held and unheld rows, originals
+// and not, across chunk and head rebuilds.
+TEST(SetIndex, PeakBytesBoundsEveryAdd) {
+  std::mt19937_64 rng(7);
+  SetIndex index;
+  std::vector<std::int64_t> keys(kLshBands);
+  std::vector<std::uint64_t> set;
+  for (int i = 0; i < 20000; ++i) {
+    for (auto& k : keys) k = static_cast<std::int64_t>(rng() % 5000);
+    set.resize(50 + rng() % 400);
+    for (auto& h : set) h = rng();
+    std::sort(set.begin(), set.end());
+    set.erase(std::unique(set.begin(), set.end()), set.end());
+    const bool original = i % 3 != 0;
+    const bool given = i % 11 != 0;
+    const std::size_t hold_limit = i < 15000 ? SIZE_MAX : index.bytes();
+    const std::size_t before = index.bytes();
+    const std::size_t peak = index.peak_bytes(set.size(), given, original, hold_limit);
+    ASSERT_GE(peak, before);
+    index.add(keys.data(), given ? set.data() : nullptr, set.size(), i, original, hold_limit);
+    ASSERT_LE(index.bytes(), peak) << "row " << i;
+  }
 }
 
 TEST(SetIndex, CapiFindsAnAddedRow) {
