@@ -40,6 +40,7 @@ REGRESS = \
 	simhash_dedupe_table_filter \
 	simhash_dedupe_table_filter_bypass \
 	simhash_dedupe_table_index \
+	simhash_dedupe_table_index_bypass \
 	simhash_dedupe_bulk_plan \
 	simhash_dedupe_bulk_plan_writes \
 	simhash_dedupe_bulk_nested \

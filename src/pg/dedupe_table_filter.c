@@ -126,7 +126,7 @@ typedef struct TableFilter
 	/* With a threshold: the table index, its trigger's policy and what it shows. */
 	double		min_similarity;
 	DedupePolicy policy;
-	AttrNumber	sets_attno;
+	char	   *sets_name;		/* 'sets=column' (by name: numbers differ by partition) */
 	simhash_set_index *sets;	/* NULL until made */
 	Oid			key_type;		/* link: the key's type (int2, int4, int8) */
 	bool		may_read;		/* may_read_near_duplicate() when made */
@@ -210,7 +210,9 @@ static bool
 same_search(const TableFilter *f, const DedupeConfig *c)
 {
 	return f->root == c->root && f->k == c->k && f->min_similarity == c->min_similarity &&
-		f->policy == c->policy && f->sets_attno == c->sets_attno &&
+		f->policy == c->policy &&
+		(f->sets_name == NULL ? c->sets_name == NULL :
+		 c->sets_name != NULL && strcmp(f->sets_name, c->sets_name) == 0) &&
 		f->text_attno == c->root_text_attno && f->fp_attno == c->root_fp_attno;
 }
 
@@ -230,7 +232,7 @@ start(DedupeConfig *c)
 	f->k = c->k;
 	f->min_similarity = c->min_similarity;
 	f->policy = c->policy;
-	f->sets_attno = c->sets_attno;
+	f->sets_name = c->sets_name != NULL ? MemoryContextStrdup(cxt, c->sets_name) : NULL;
 	f->text_attno = c->root_text_attno;
 	f->fp_attno = c->root_fp_attno;
 	f->next_look = FILTER_MIN_SEARCHES;
@@ -679,6 +681,43 @@ link_key_ok(TableFilter *f, DedupeConfig *c)
 	return true;
 }
 
+/*
+ * True when the trigger tg fires on every target with the same arguments. The statement's
+ * state is shared by the rows of every target (the configurations of one root, compared by
+ * same_search()), which is right for the clones of one trigger on a partitioned table; but
+ * each partition may have its own trigger of the same name (filter_unsafe() allows one
+ * a target), with another link column, say, so that which rows count as originals depends
+ * on the partition a row goes to. The index would then answer a row by another
+ * trigger's columns: none is made.
+ */
+static bool
+same_trigger_everywhere(DedupeConfig *c, Trigger *tg)
+{
+	bool		same = true;
+
+	for (int t = 0; t < c->ntargets && same; t++)
+	{
+		Relation	rel = table_open(c->targets[t].relid, AccessShareLock);
+		TriggerDesc *desc = rel->trigdesc;
+		bool		found = false;
+
+		for (int i = 0; desc != NULL && i < desc->numtriggers && !found; i++)
+		{
+			Trigger    *other = &desc->triggers[i];
+
+			if (strcmp(other->tgname, tg->tgname) != 0 || other->tgfoid != tg->tgfoid)
+				continue;
+			found = true;
+			same = other->tgnargs == tg->tgnargs;
+			for (int a = 0; same && a < tg->tgnargs; a++)
+				same = strcmp(other->tgargs[a], tg->tgargs[a]) == 0;
+		}
+		same = same && found;
+		table_close(rel, NoLock);
+	}
+	return same;
+}
+
 /* Makes the filter if the statement and the transaction's locks allow it and it pays. */
 static void
 consider(TableFilter *f, DedupeConfig *c, Trigger *tg)
@@ -696,6 +735,7 @@ consider(TableFilter *f, DedupeConfig *c, Trigger *tg)
 	 */
 	if (IsolationIsSerializable() || (c->min_similarity > 0 && IsolationUsesXactSnapshot()) ||
 		(c->min_similarity > 0 && c->policy == POLICY_LINK && !link_key_ok(f, c)) ||
+		(c->min_similarity > 0 && !same_trigger_everywhere(c, tg)) ||
 		filter_unsafe(c, tg->tgname, tg->tgfoid) || !pages_to_read(c, &pages))
 	{
 		f->given_up = true;
