@@ -591,8 +591,6 @@ fill_sets(TableFilter *f, DedupeConfig *c)
 		Relation	heap = table_open(target->relid, AccessShareLock);
 		TableScanDesc scan = table_beginscan(heap, snapshot, 0, NULL);
 		TupleTableSlot *slot = table_slot_create(heap, NULL);
-		uint64		read = 0;
-
 		while (ok && table_scan_getnextslot(scan, ForwardScanDirection, slot))
 		{
 			MemoryContext old = MemoryContextSwitchTo(row_cxt);
@@ -605,8 +603,8 @@ fill_sets(TableFilter *f, DedupeConfig *c)
 			int64		tag = 0;
 			bool		original = true;
 
-			if ((++read & 255) == 0)
-				CHECK_FOR_INTERRUPTS();
+			/* every row: shingling a text of up to INDEX_MAX_TEXT takes tens of ms */
+			CHECK_FOR_INTERRUPTS();
 			d = slot_getattr(slot, target->fp_attno, &isnull);
 			if (isnull || !row_band_keys(d, keys))
 				goto next;
