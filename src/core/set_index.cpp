@@ -172,6 +172,20 @@ bool SetIndex::for_candidates(const std::int64_t* keys, int cls, F&& f) {
   return true;
 }
 
+SetIndex::Verdict SetIndex::verify(const Row& r, const std::uint64_t* a, std::size_t na,
+                                   const std::uint8_t* query, double bar,
+                                   double* similarity) const noexcept {
+  if (r.size == kUnknownSize) return Verdict::kUnknown;
+  const std::uint64_t need = common_needed(na, r.size, bar);
+  if (need > std::min<std::uint64_t>(na, r.size)) return Verdict::kBelow;
+  if (r.chunk == kNoSet) return Verdict::kUnknown;
+  if (!counts_allow(query, r, need)) return Verdict::kBelow;
+  const std::uint64_t common = common_at_least(a, na, set_of(r), r.size, need);
+  if (common < need) return Verdict::kBelow;
+  *similarity = jaccard_of(common, na, r.size);
+  return Verdict::kReached;
+}
+
 SetIndex::Answer SetIndex::any(const std::int64_t* keys, const std::uint64_t* a, std::size_t na,
                                double threshold, Hit* hit) {
   bool unknown = false;
@@ -180,22 +194,13 @@ SetIndex::Answer SetIndex::any(const std::int64_t* keys, const std::uint64_t* a,
   const std::uint8_t* query = bucket_counts(a, na, counts) ? counts : nullptr;
   auto check = [&](std::size_t i) {
     const Row& r = rows_[i];
-    if (r.size == kUnknownSize) {
-      unknown = true;
-      return true;
-    }
-    const std::uint64_t need = common_needed(na, r.size, threshold);
-    if (need > std::min<std::uint64_t>(na, r.size)) return true;
-    if (r.chunk == kNoSet) {
-      unknown = true;
-      return true;
-    }
-    if (!counts_allow(query, r, need)) return true;
-    const std::uint64_t common = common_at_least(a, na, set_of(r), r.size, need);
-    if (common < need) return true;
+    double sim = 0;
+    const Verdict v = verify(r, a, na, query, threshold, &sim);
+    unknown = unknown || v == Verdict::kUnknown;
+    if (v != Verdict::kReached) return true;
     hit->tag = r.tag;
     hit->original = r.original;
-    hit->similarity = jaccard_of(common, na, r.size);
+    hit->similarity = sim;
     found = true;
     return false;
   };
@@ -219,21 +224,11 @@ SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a
   const std::uint8_t* query = bucket_counts(a, na, counts) ? counts : nullptr;
   auto check = [&](std::size_t i) {
     const Row& r = rows_[i];
-    if (r.size == kUnknownSize) {
-      unknown = true;
-      return true;
-    }
     const double bar = found ? std::max(threshold, hit->similarity) : threshold;
-    const std::uint64_t need = common_needed(na, r.size, bar);
-    if (need > std::min<std::uint64_t>(na, r.size)) return true;
-    if (r.chunk == kNoSet) {
-      unknown = true;
-      return true;
-    }
-    if (!counts_allow(query, r, need)) return true;
-    const std::uint64_t common = common_at_least(a, na, set_of(r), r.size, need);
-    if (common < need) return true;
-    const double sim = jaccard_of(common, na, r.size);
+    double sim = 0;
+    const Verdict v = verify(r, a, na, query, bar, &sim);
+    unknown = unknown || v == Verdict::kUnknown;
+    if (v != Verdict::kReached) return true;
     if (found && r.original && hit->original && sim >= 1.0 && hit->similarity >= 1.0) {
       tied_at_one = true;
     }

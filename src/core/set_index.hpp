@@ -101,6 +101,11 @@ class SetIndex {
   std::size_t next_chunk(std::size_t n) const noexcept;
   bool holds(std::size_t n, bool set_given, std::size_t hold_limit) const noexcept;
   const std::uint64_t* set_of(const Row& r) const noexcept;
+  // Whether row r reaches similarity `bar` with the set a[0..na) (query: its bucket counts,
+  // or nullptr): kReached with *similarity, kBelow, or kUnknown (held without its set).
+  enum class Verdict { kBelow, kReached, kUnknown };
+  Verdict verify(const Row& r, const std::uint64_t* a, std::size_t na, const std::uint8_t* query,
+                 double bar, double* similarity) const noexcept;
   // Starts a query: rows met in it are met once.
   void begin_query();
   // Calls f(row index) once for each row of class cls (0: originals, 1: the others) sharing
