@@ -29,11 +29,25 @@ std::size_t SetIndex::next_chunk(std::size_t n) const noexcept {
   return std::max(size, n);
 }
 
+bool SetIndex::needs_chunk(std::size_t n) const noexcept {
+  return chunks_.empty() || chunk_used_ + n > chunk_size_;
+}
+
 bool SetIndex::holds(std::size_t n, bool set_given, std::size_t hold_limit) const noexcept {
-  const bool new_chunk = chunks_.empty() || chunk_used_ + n > chunk_size_;
   return set_given && n != kUnknownSize && n > 0 &&
-         (new_chunk ? next_chunk(n) * sizeof(std::uint64_t) : 0) <=
+         (needs_chunk(n) ? next_chunk(n) * sizeof(std::uint64_t) : 0) <=
              hold_limit - std::min(hold_limit, bytes());
+}
+
+// Twice as many heads as nodes at least (chains of other keys stay short); rebuilt at four
+// times. The second table (rows that are not originals) is made with the first such row:
+// under skip and reject there is none, and its heads would be as many as the first's.
+std::size_t SetIndex::heads_rebuilt(std::size_t rows, std::size_t others) const noexcept {
+  const std::size_t nodes = rows * kLshBands;
+  if (heads_[0].size() >= 2 * nodes && (others == 0 || !heads_[1].empty())) return 0;
+  std::size_t heads = heads_[0].empty() ? 1024 : heads_[0].size();
+  while (heads < 4 * nodes) heads *= 2;
+  return heads;
 }
 
 namespace {
@@ -49,7 +63,7 @@ std::size_t SetIndex::peak_bytes(std::size_t n, bool set_given, bool original,
   std::size_t peak = bytes();
   const bool held = holds(n, set_given, hold_limit);
   if (held) {
-    if (chunks_.empty() || chunk_used_ + n > chunk_size_) {
+    if (needs_chunk(n)) {
       peak += next_chunk(n) * sizeof(std::uint64_t);
       peak += growth(chunks_.size(), chunks_.capacity(), 1, sizeof(chunks_[0]));
     }
@@ -58,13 +72,8 @@ std::size_t SetIndex::peak_bytes(std::size_t n, bool set_given, bool original,
   peak += growth(rows_.size(), rows_.capacity(), 1, sizeof(Row));
   peak += growth(seen_.size(), seen_.capacity(), 1, sizeof(std::uint32_t));
   peak += growth(nodes_.size(), nodes_.capacity(), kLshBands, sizeof(Node));
-  const std::size_t nodes = (rows_.size() + 1) * kLshBands;
   const std::size_t others = others_ + (original ? 0 : 1);
-  std::size_t heads = heads_[0].empty() ? 1024 : heads_[0].size();
-  if (heads_[0].size() < 2 * nodes || (others > 0 && heads_[1].empty())) {
-    while (heads < 4 * nodes) heads *= 2;
-    peak += (others > 0 ? 2 : 1) * heads * sizeof(std::uint32_t);
-  }
+  peak += (others > 0 ? 2 : 1) * heads_rebuilt(rows_.size() + 1, others) * sizeof(std::uint32_t);
   return peak;
 }
 
@@ -72,10 +81,9 @@ void SetIndex::add(const std::int64_t* keys, const std::uint64_t* set, std::size
                    std::int64_t tag, bool original, std::size_t hold_limit) {
   if ((rows_.size() + 1) * kLshBands >= UINT32_MAX) throw std::length_error("SetIndex: too many rows");
   Row r{tag, n, kNoSet, 0, kNoCounts, original};
-  const bool new_chunk = chunks_.empty() || chunk_used_ + n > chunk_size_;
-  const std::size_t size = next_chunk(n);
   if (holds(n, set != nullptr, hold_limit)) {
-    if (new_chunk) {
+    if (needs_chunk(n)) {
+      const std::size_t size = next_chunk(n);
       if (chunks_.size() >= kNoSet - 1) throw std::length_error("SetIndex: too many chunks");
       chunks_.emplace_back(new std::uint64_t[size]);
       chunk_size_ = size;
@@ -99,14 +107,9 @@ void SetIndex::add(const std::int64_t* keys, const std::uint64_t* set, std::size
   for (int band = 0; band < kLshBands; ++band) fresh[band] = Node{keys[band], 0};
   nodes_.insert(nodes_.end(), fresh, fresh + kLshBands);  // one growth (peak_bytes)
   const std::size_t row = rows_.size() - 1;
-  // Twice as many heads as nodes at least (chains of other keys stay short); rebuilt at
-  // four times, oldest nodes first, each pushed to the front: chains stay newest first.
-  // The second table (rows that are not originals) is made with the first such row: under
-  // skip and reject there is none, and its heads would be as many as the first's.
   if (!original) ++others_;
-  if (heads_[0].size() < 2 * rows_.size() * kLshBands || (others_ > 0 && heads_[1].empty())) {
-    std::size_t heads = heads_[0].empty() ? 1024 : heads_[0].size();
-    while (heads < 4 * rows_.size() * kLshBands) heads *= 2;
+  // Rebuilt: oldest nodes first, each pushed to the front, so chains stay newest first.
+  if (const std::size_t heads = heads_rebuilt(rows_.size(), others_); heads > 0) {
     heads_[0].assign(heads, 0);
     heads_[1].assign(others_ > 0 ? heads : 0, 0);
     for (std::size_t node = 0; node < rows_.size() * kLshBands; ++node) {

@@ -100,6 +100,11 @@ class SetIndex {
   // The size of the chunk a set of n hashes would start; whether add() would hold it.
   std::size_t next_chunk(std::size_t n) const noexcept;
   bool holds(std::size_t n, bool set_given, std::size_t hold_limit) const noexcept;
+  // Whether a held set of n hashes starts a new chunk.
+  bool needs_chunk(std::size_t n) const noexcept;
+  // The heads of each table once `rows` rows (`others` of them not originals) are in, when
+  // they must be rebuilt for it; 0 when the present ones serve.
+  std::size_t heads_rebuilt(std::size_t rows, std::size_t others) const noexcept;
   const std::uint64_t* set_of(const Row& r) const noexcept;
   // Whether row r reaches similarity `bar` with the set a[0..na) (query: its bucket counts,
   // or nullptr): kReached with *similarity, kBelow, or kUnknown (held without its set).

@@ -55,6 +55,7 @@
  */
 #include "postgres.h"
 
+#include "access/detoast.h"
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "commands/trigger.h"
@@ -116,7 +117,7 @@ stored_set_bytes(SimhashShingleSet set)
  * whole 8-byte hashes, at most STORED_SET_MAX_SHINGLES of them. (What stored_set_read()
  * checks first; also checked before a value is detoasted.)
  */
-bool
+static bool
 stored_set_length_ok(Size len)
 {
 	return len >= 1 && (len - 1) % 8 == 0 && (len - 1) / 8 <= STORED_SET_MAX_SHINGLES;
@@ -126,7 +127,7 @@ stored_set_length_ok(Size len)
  * Reads a stored set (format 1, ascending and distinct, at most STORED_SET_MAX_SHINGLES)
  * into *set, palloc'd; false when b is not such a value.
  */
-bool
+static bool
 stored_set_read(bytea *b, SimhashShingleSet *set)
 {
 	size_t		len = VARSIZE_ANY_EXHDR(b);
@@ -155,6 +156,28 @@ stored_set_read(bytea *b, SimhashShingleSet *set)
 	set->data = data;
 	set->size = n;
 	return true;
+}
+
+/*
+ * The set stored in sets column value sd, palloc'd into *set, when it is well-formed
+ * format 1; false otherwise. Only a value of a well-formed set's size is read (at most
+ * 64 kB: a longer value, which the trigger never writes, is not detoasted), and only a
+ * well-formed one is believed. What the search verifies a candidate against and what the
+ * table index holds for a row, alike.
+ */
+bool
+stored_set_of(Datum sd, SimhashShingleSet *set)
+{
+	bytea	   *stored;
+	bool		ok;
+
+	if (!stored_set_length_ok(toast_raw_datum_size(sd) - VARHDRSZ))
+		return false;
+	stored = DatumGetByteaPP(sd);
+	ok = stored_set_read(stored, set);
+	if ((Pointer) stored != DatumGetPointer(sd))
+		pfree(stored);
+	return ok;
 }
 
 /* The text of the row, or NULL. */

@@ -235,11 +235,13 @@ extern void bulk_plan_searched(DedupeConfig *c, int64 row);
 /* dedupe.c: a shingle set as the sets column stores it, and back */
 #define STORED_SET_MAX_SHINGLES 8192	/* a larger set is stored as NULL */
 extern bytea *stored_set_bytes(SimhashShingleSet set);
-extern bool stored_set_length_ok(Size len);
-extern bool stored_set_read(bytea *b, SimhashShingleSet *set);
+extern bool stored_set_of(Datum sd, SimhashShingleSet *set);
 
 /* dedupe_search.c: a < b in the primary key's order (link's tie-break; false without one) */
 extern bool dedupe_key_before(DedupeConfig *c, Datum a, Datum b);
+
+/* dedupe_search.c: the band keys of a keys column value, as the search reads them */
+extern bool lsh_band_keys(Datum d, int64 *keys);
 
 /* dedupe_search.c: whether the caller may read a near duplicate's key (link, messages) */
 extern bool may_read_near_duplicate(DedupeConfig *c);

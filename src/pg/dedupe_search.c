@@ -423,36 +423,22 @@ candidate_similar(Search *s, Datum d, double *similarity)
 		bool		isnull;
 		Datum		sd = slot_getattr(s->slot, s->t->sets_attno, &isnull);
 
-		if (!isnull)
-		{
-			Size		raw = toast_raw_datum_size(sd) - VARHDRSZ;
-			bytea	   *stored;
-			SimhashShingleSet other;
+		SimhashShingleSet other;
 
-			/*
-			 * Only a value of a well-formed one's size is read (at most 64 kB: a longer
-			 * value, which the trigger never writes, is not detoasted), and only a
-			 * well-formed one is believed; whatever else the column holds (another
-			 * first byte, hashes not ascending, written while the trigger did not fire)
-			 * leaves the candidate to its text, even when its size is past the cap.
-			 */
-			if (stored_set_length_ok(raw))
-			{
-				stored = DatumGetByteaPP(sd);
-				defined = stored_set_read(stored, &other);
-				if ((Pointer) stored != DatumGetPointer(sd))
-					pfree(stored);
-				if (defined)
-				{
-					/* More distinct shingles than the threshold allows: ruled out. */
-					if (other.size > shingle_cap(a.size, s->c->min_similarity))
-						defined = false;
-					else
-						defined = simhash_shingle_jaccard(a, other, similarity);
-					pfree((void *) other.data);
-					return defined && *similarity >= s->c->min_similarity;
-				}
-			}
+		/*
+		 * Only a well-formed stored set is believed (stored_set_of()); whatever else the
+		 * column holds (another first byte, hashes not ascending, a longer value) leaves
+		 * the candidate to its text, even when its size is past the cap.
+		 */
+		if (!isnull && stored_set_of(sd, &other))
+		{
+			/* More distinct shingles than the threshold allows: ruled out. */
+			if (other.size > shingle_cap(a.size, s->c->min_similarity))
+				defined = false;
+			else
+				defined = simhash_shingle_jaccard(a, other, similarity);
+			pfree((void *) other.data);
+			return defined && *similarity >= s->c->min_similarity;
 		}
 	}
 
@@ -667,23 +653,38 @@ check_candidate(Search *s, int distance)
 	consider(s->c, s->t, s->rel, s->slot, distance, similarity, s->xact_snapshot, s->found);
 }
 
-/* True when the keys array d shares a key with the new row's, band by band. */
+/*
+ * The band keys of keys column value d into keys[0..SIMHASH_LSH_BANDS): false unless it is a
+ * one-dimensional int8 array of SIMHASH_LSH_BANDS keys without NULL (such a row shares no
+ * key with any row; the table index leaves it out for the same reason).
+ */
+bool
+lsh_band_keys(Datum d, int64 *keys)
+{
+	ArrayType  *a = DatumGetArrayTypeP(d);
+	bool		ok = ARR_NDIM(a) == 1 && ARR_ELEMTYPE(a) == INT8OID && !array_contains_nulls(a) &&
+		ARR_DIMS(a)[0] == SIMHASH_LSH_BANDS;
+
+	if (ok)
+		memcpy(keys, ARR_DATA_PTR(a), sizeof(int64) * SIMHASH_LSH_BANDS);
+	if ((Pointer) a != DatumGetPointer(d))
+		pfree(a);
+	return ok;
+}
+
+/*
+ * True when the keys array d shares a key with the new row's, band by band (a row searched
+ * has SIMHASH_LSH_BANDS keys: simhash_shingle_lsh_keys() gives all or none).
+ */
 static bool
 shares_lsh_key(Search *s, Datum d)
 {
-	ArrayType  *a = DatumGetArrayTypeP(d);
+	int64		keys[SIMHASH_LSH_BANDS];
 	bool		shared = false;
 
-	if (ARR_NDIM(a) == 1 && ARR_ELEMTYPE(a) == INT8OID && !array_contains_nulls(a) &&
-		ARR_DIMS(a)[0] == s->nlsh)
-	{
-		const int64 *keys = (const int64 *) ARR_DATA_PTR(a);
-
+	if (s->nlsh == SIMHASH_LSH_BANDS && lsh_band_keys(d, keys))
 		for (int i = 0; i < s->nlsh && !shared; i++)
 			shared = keys[i] == s->lsh[i];
-	}
-	if ((Pointer) a != DatumGetPointer(d))
-		pfree(a);
 	return shared;
 }
 

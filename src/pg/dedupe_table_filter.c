@@ -336,11 +336,14 @@ table_unchanged(TableFilter *f, DedupeConfig *c, bool baseline, const char **why
 	 * row let through last must have been inserted (not dropped by ON CONFLICT DO NOTHING,
 	 * whose speculative insertion, when undone, counts a delete).
 	 */
-	if (!baseline && (f->sets != NULL ? inserted - f->inserted != (f->inserting ? 1 : 0)
-					  : inserted - f->inserted > (f->inserting ? 1 : 0)))
+	if (!baseline && inserted - f->inserted > (f->inserting ? 1 : 0))
 	{
-		*why = inserted - f->inserted > (f->inserting ? 1 : 0)
-			? "a row inserted past the trigger" : "a row let through but not inserted";
+		*why = "a row inserted past the trigger";
+		ok = false;
+	}
+	else if (!baseline && f->sets != NULL && inserted - f->inserted < (f->inserting ? 1 : 0))
+	{
+		*why = "a row let through but not inserted";
 		ok = false;
 	}
 	f->inserted = inserted;
@@ -368,21 +371,14 @@ pages_to_read(DedupeConfig *c, BlockNumber *pages)
 	*pages = 0;
 	for (int t = 0; t < c->ntargets; t++)
 	{
-		Oid			ind = c->min_similarity > 0 ? c->targets[t].relid : fingerprint_index(&c->targets[t]);
+		Oid			relid = c->min_similarity > 0 ? c->targets[t].relid : fingerprint_index(&c->targets[t]);
 		Relation	r;
 
-		if (!OidIsValid(ind))
+		if (!OidIsValid(relid))
 			return false;
-		if (c->min_similarity > 0)
-		{
-			r = table_open(ind, AccessShareLock);
-			*pages += RelationGetNumberOfBlocks(r);
-			table_close(r, NoLock);
-			continue;
-		}
-		r = index_open(ind, AccessShareLock);
+		r = relation_open(relid, AccessShareLock);
 		*pages += RelationGetNumberOfBlocks(r);
-		index_close(r, NoLock);
+		relation_close(r, NoLock);
 	}
 	return true;
 }
@@ -553,25 +549,6 @@ tag_key(TableFilter *f, int64 tag)
 }
 
 /*
- * The band keys of a keys column value, as the search's shares_lsh_key() reads them: a
- * one-dimensional int8 array of SIMHASH_LSH_BANDS keys without NULL; false otherwise (no
- * search ever verifies such a row).
- */
-static bool
-row_band_keys(Datum d, int64 *keys)
-{
-	ArrayType  *a = DatumGetArrayTypeP(d);
-	bool		ok = ARR_NDIM(a) == 1 && ARR_ELEMTYPE(a) == INT8OID && !array_contains_nulls(a) &&
-		ARR_DIMS(a)[0] == SIMHASH_LSH_BANDS;
-
-	if (ok)
-		memcpy(keys, ARR_DATA_PTR(a), sizeof(int64) * SIMHASH_LSH_BANDS);
-	if ((Pointer) a != DatumGetPointer(d))
-		pfree(a);
-	return ok;
-}
-
-/*
  * With a threshold: reads every row of each target that a search would see now (the
  * latest snapshot: what committed before the table lock, and this transaction's rows so
  * far) into the table index, with the set its verification would use: the stored set
@@ -606,7 +583,7 @@ fill_sets(TableFilter *f, DedupeConfig *c)
 			/* every row: shingling a text of up to INDEX_MAX_TEXT takes tens of ms */
 			CHECK_FOR_INTERRUPTS();
 			d = slot_getattr(slot, target->fp_attno, &isnull);
-			if (isnull || !row_band_keys(d, keys))
+			if (isnull || !lsh_band_keys(d, keys))
 				goto next;
 			d = slot_getattr(slot, target->text_attno, &isnull);
 			if (isnull)
@@ -616,8 +593,7 @@ fill_sets(TableFilter *f, DedupeConfig *c)
 				bool		sets_null;
 				Datum		sd = slot_getattr(slot, target->sets_attno, &sets_null);
 
-				if (!sets_null && stored_set_length_ok(toast_raw_datum_size(sd) - VARHDRSZ))
-					have_set = stored_set_read(DatumGetByteaPP(sd), &set);
+				have_set = !sets_null && stored_set_of(sd, &set);
 			}
 			if (!have_set && toast_raw_datum_size(d) - VARHDRSZ <= INDEX_MAX_TEXT)
 			{
