@@ -115,9 +115,9 @@ SELECT tableoid::regclass AS part, id, dup_of, lsh = simhash_lsh(body) AS keys_o
 SELECT simhash_dedupe_insert('parts', 'SELECT 500 + n AS id, body FROM src WHERE n IN (1, 4)') AS inserted;
 SELECT id, dup_of FROM parts WHERE id > 400 ORDER BY id;
 
--- The rows pass through COPY FROM (COPY's text format, in the server's encoding whatever
--- the client's): tabs, newlines, backslashes, \N, non-ASCII text and NULLs come through
--- as they are; values are converted as COPY converts them.
+-- The rows pass as the query's values, whatever the client's encoding: tabs, newlines,
+-- backslashes, \N, non-ASCII text and NULLs come through as they are (the values of other
+-- types and settings: simhash_dedupe_insert_values).
 TRUNCATE docs;
 SET client_encoding = 'LATIN1';
 SELECT simhash_dedupe_insert('docs', $$SELECT * FROM (VALUES
@@ -128,8 +128,7 @@ RESET client_encoding;
 SELECT id, body IS NULL AS is_null, md5(body), convert_to(body, 'UTF8') FROM docs ORDER BY id;
 SELECT md5(E'tab\there, newline\nthere, backslash \\ and \\N, carriage\rreturn') AS expected_md5;
 
--- Row-level security: COPY FROM would skip the policies, so the rows go one INSERT each,
--- and the policies hold.
+-- Row-level security: the rows go in one INSERT, whose policies hold.
 CREATE TABLE guarded (id integer PRIMARY KEY, body text, fp bigint);
 CREATE TRIGGER dedupe BEFORE INSERT ON guarded FOR EACH ROW
     EXECUTE FUNCTION simhash_dedupe('body', 'fp', 'k=3', 'skip');

@@ -31,7 +31,7 @@ INSERT INTO nest_src VALUES
   (2, 'the quick brown fox jumps over the lazy dog again and again on a sunny day'),
   (3, 'a third text about something else entirely, the history of printing presses');
 
--- Through COPY FROM (no row-level security) and through SPI INSERTs (row-level security).
+-- Without and with row-level security (which turns the load's plan off).
 SELECT simhash_dedupe_insert('nest', 'SELECT id, body FROM nest_src ORDER BY id') AS loaded;
 SELECT array_agg(id ORDER BY id) AS by_load FROM nest;
 TRUNCATE nest;

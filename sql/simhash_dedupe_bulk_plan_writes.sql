@@ -103,9 +103,9 @@ SELECT (SELECT string_agg(id::text, ' ' ORDER BY id) FROM h_row) AS by_row,
        (SELECT string_agg(id::text, ' ' ORDER BY id) FROM h_load) AS by_load;
 DROP TABLE h_row, h_load;
 
--- 4. Row-level security (one INSERT a row, so AFTER triggers run between the rows): an
--- AFTER trigger that deletes the older rows of a url. The owner (not a superuser, with
--- FORCE ROW LEVEL SECURITY) loads; by_row gets the rows one INSERT each too.
+-- 4. Row-level security (no plan): an AFTER trigger that deletes the older rows of a url.
+-- The owner (not a superuser, with FORCE ROW LEVEL SECURITY) loads; by_row gets the rows
+-- by INSERT ... SELECT, which the load is (its AFTER triggers run at the statement's end).
 CREATE ROLE regress_simhash_plan_writer;
 GRANT CREATE, USAGE ON SCHEMA public TO regress_simhash_plan_writer;
 GRANT SELECT ON src TO regress_simhash_plan_writer;
@@ -128,13 +128,8 @@ CREATE TRIGGER dedupe BEFORE INSERT ON r_row FOR EACH ROW
   EXECUTE FUNCTION simhash_dedupe('body', 'lsh', 'similarity=0.8', 'skip');
 CREATE TRIGGER dedupe BEFORE INSERT ON r_load FOR EACH ROW
   EXECUTE FUNCTION simhash_dedupe('body', 'lsh', 'similarity=0.8', 'skip');
-DO $$
-DECLARE r record;
-BEGIN
-  FOR r IN SELECT id, CASE WHEN id = 3 THEN 'u' ELSE url END AS url, body FROM src WHERE id <> 2 ORDER BY id LOOP
-    INSERT INTO r_row (id, url, body) VALUES (r.id, r.url, r.body);
-  END LOOP;
-END $$;
+INSERT INTO r_row (id, url, body)
+SELECT id, CASE WHEN id = 3 THEN 'u' ELSE url END AS url, body FROM src WHERE id <> 2 ORDER BY id;
 SET client_min_messages = debug1;
 SELECT simhash_dedupe_insert('r_load', 'SELECT id, CASE WHEN id = 3 THEN ''u'' ELSE url END AS url, body FROM src WHERE id <> 2 ORDER BY id');
 RESET client_min_messages;
@@ -165,14 +160,8 @@ CREATE TRIGGER dedupe_update BEFORE UPDATE ON r_load FOR EACH ROW
   EXECUTE FUNCTION simhash_dedupe('body', 'lsh', 'similarity=0.8', 'skip');
 INSERT INTO r_row (id, url, body) VALUES (100, 'y', 'an older text about nothing in particular at all, really');
 INSERT INTO r_load (id, url, body) VALUES (100, 'y', 'an older text about nothing in particular at all, really');
-DO $$
-DECLARE r record;
-BEGIN
-  UPDATE r_row SET url = 'x';
-  FOR r IN SELECT id, url, body FROM src WHERE id IN (1, 2) ORDER BY id LOOP
-    INSERT INTO r_row (id, url, body) VALUES (r.id, r.url, r.body);
-  END LOOP;
-END $$;
+UPDATE r_row SET url = 'x';
+INSERT INTO r_row (id, url, body) SELECT id, url, body FROM src WHERE id IN (1, 2) ORDER BY id;
 UPDATE r_load SET url = 'x';
 SET client_min_messages = debug1;
 SELECT simhash_dedupe_insert('r_load', 'SELECT id, url, body FROM src WHERE id IN (1, 2) ORDER BY id');

@@ -14,11 +14,12 @@
  * it writes any row: sorted, distinct, one after the other (serialize_bulk()); or, for a
  * load with many keys, SHARE ROW EXCLUSIVE on the table, waiting for it (one lock, in
  * place of many keys: decided from the number of rows before any key is computed, when
- * they may take that many, bulk_takes_table()). Then it inserts the rows through PostgreSQL's COPY FROM (fed in
- * COPY's text format from the tuplestore; one INSERT each through SPI on a table with
- * row-level security, whose policies COPY FROM would skip): the trigger checks every row
- * as for any INSERT (same search, same policies, rows of the load that are near
- * duplicates of each other included), finding its keys already held
+ * they may take that many, bulk_takes_table()). Then it inserts the rows with one INSERT
+ * INTO target (columns) SELECT them FROM the tuplestore (insert_rows(): the query's values
+ * as they are, and INSERT's rules, defaults, identity, domain checks and row-level
+ * security): the trigger checks every row as for any INSERT (same search, same policies,
+ * rows of the load that are near duplicates of each other included), finding its keys
+ * already held
  * (set_bulk_root(): it checks that it holds them, and takes none). A load waits only while
  * it holds keys smaller than the one it waits for, so a cycle of loads waiting for each
  * other cannot form: two loads never deadlock on the trigger's locks, nor a load with a
@@ -51,7 +52,7 @@
  *
  * The query's columns are named like the target's columns they fill (the text column must
  * be among them, of the column's type; so must the fingerprint, if given); the other values
- * are converted as COPY converts them (output, then input function). It runs with
+ * are assigned to their columns as INSERT assigns them. It runs with
  * the caller's rights and search_path, like the query of simhash_pairs(). INSERT on the
  * target is checked before any lock is taken, so a role that may not insert cannot hold
  * the table's keys against its writers.
@@ -61,11 +62,6 @@
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "catalog/pg_trigger.h"
-#include "commands/copy.h"
-#include "mb/pg_wchar.h"
-#include "nodes/makefuncs.h"
-#include "parser/parse_node.h"
-#include "parser/parse_relation.h"
 #include "tcop/utility.h"
 #include "utils/rls.h"
 #include "commands/trigger.h"
@@ -79,6 +75,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/plancache.h"
+#include "utils/queryenvironment.h"
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
 #include "utils/datum.h"
@@ -437,15 +434,18 @@ text_digest(const BulkPlan *p, text *t)
 }
 
 /*
- * The command id the rows are written under, from just before COPY FROM starts. It moves
- * on only when something increments the command counter while it is used: SPI does after
- * each statement that writes (a user's function run by a default or a check, which may
- * update or delete rows of the table), and so does the trigger's own search
- * (bulk_plan_searched() takes the new id as the expected one). The rows' own writes
- * (heap, indexes, TOAST) mark it used but do not move it. The expected id is marked used
- * when taken: SPI increments the counter only past a used id, so after a row the plan
- * dropped (nothing written under the id) a function's UPDATE would otherwise run under
- * the very id the plan expects.
+ * The command id the rows are written under, from just before the INSERT that writes them
+ * (insert_rows()). It moves on only when something increments the command counter while
+ * it is used: SPI does after each statement that writes (a user's function run by a
+ * default or a check, which may update or delete rows of the table), and so does the
+ * trigger's own search (bulk_plan_searched() takes the new id as the expected one). The
+ * rows' own writes (heap, indexes, TOAST) mark it used but do not move it.
+ *
+ * Taken here unused, after an increment: SPI's own increment before the INSERT then
+ * leaves it as it is (nothing between writes: the INSERT is parsed and planned), and the
+ * INSERT's executor marks it used when it starts, before its first row. So a function's
+ * UPDATE run by a default or a check of any row, even one the plan dropped (nothing
+ * written under the id), runs under a new id, which the next row sees.
  */
 static void
 bulk_plan_expect(BulkPlan *p)
@@ -453,7 +453,7 @@ bulk_plan_expect(BulkPlan *p)
 	if (p == NULL || p->off)
 		return;
 	CommandCounterIncrement();
-	p->cid = GetCurrentCommandId(true);
+	p->cid = GetCurrentCommandId(false);
 }
 
 void
@@ -1058,228 +1058,56 @@ check_insert_privilege(Relation rel, const AttrNumber *to, int ncols)
 						   RelationGetRelationName(rel));
 }
 
-/* INSERT INTO target (the query's columns) VALUES ($1, ...), every name quoted. */
-static char *
-insert_sql(Relation rel, TupleDesc qdesc)
-{
-	StringInfoData sql;
-	int			param = 0;
-
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO %s (",
-					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
-												RelationGetRelationName(rel)));
-	for (int i = 0; i < qdesc->natts; i++)
-		if (!TupleDescAttr(qdesc, i)->attisdropped)
-			appendStringInfo(&sql, "%s%s", param++ > 0 ? ", " : "",
-							 quote_identifier(NameStr(TupleDescAttr(qdesc, i)->attname)));
-	appendStringInfoString(&sql, ") VALUES (");
-	for (int i = 1; i <= param; i++)
-		appendStringInfo(&sql, "%s$%d", i > 1 ? ", " : "", i);
-	appendStringInfoChar(&sql, ')');
-	return sql.data;
-}
+/*
+ * The name the load's rows have in the INSERT that writes them (an ephemeral named
+ * relation, as a trigger's transition table: it hides a table of that name while the
+ * INSERT is parsed, and the target is named with its schema).
+ */
+#define BULK_ROWS_NAME "simhash_dedupe_insert_rows"
 
 /*
- * The rows, fed to PostgreSQL's COPY FROM (CopyFrom(), with its triggers, partition
- * routing and index inserts: what COPY costs) in COPY's text format, from the tuplestore.
- * COPY's callback takes no argument: the state of the one load running is static.
+ * The rows into rel as one INSERT INTO rel (the query's columns) SELECT them FROM the
+ * tuplestore: PostgreSQL's own INSERT, with the rules, defaults, identity columns, domain
+ * checks, row-level security, partition routing and triggers that INSERT INTO rel SELECT
+ * ... FROM (query) has, and the query's values as they are (no text round trip through
+ * output and input functions, which depends on the session's settings). The rows
+ * inserted, as INSERT counts them.
  */
-typedef struct CopyFeed
-{
-	Tuplestorestate *rows;
-	TupleTableSlot *slot;
-	TupleDesc	qdesc;
-	FmgrInfo   *out;			/* output function of each column of the query */
-	MemoryContext tuple_cxt;	/* where a row read back from a temporary file lives */
-	StringInfoData line;		/* the current row in COPY's text format */
-	int			pos;			/* bytes of it already handed to COPY */
-	MemoryContext row_cxt;
-	bool		done;
-} CopyFeed;
-
-static CopyFeed *feed;
-
-/* Appends value s to the line, escaped as COPY's text format wants. */
-static void
-append_escaped(StringInfo line, const char *s)
-{
-	for (; *s != '\0'; s++)
-	{
-		switch (*s)
-		{
-			case '\\':
-				appendStringInfoString(line, "\\\\");
-				break;
-			case '\n':
-				appendStringInfoString(line, "\\n");
-				break;
-			case '\r':
-				appendStringInfoString(line, "\\r");
-				break;
-			case '\t':
-				appendStringInfoString(line, "\\t");
-				break;
-			default:
-				appendStringInfoChar(line, *s);
-		}
-	}
-}
-
-/* The next row as a line of COPY text; false when none is left. */
-static bool
-next_line(CopyFeed *f)
-{
-	MemoryContext old;
-	bool		first = true;
-
-	resetStringInfo(&f->line);
-	f->pos = 0;
-
-	/*
-	 * COPY calls us in its per-row context, which it resets between rows; a row read back
-	 * from the tuplestore's file is allocated in the current context and freed by the slot
-	 * when the next one is stored: it must live in a context of the whole load.
-	 */
-	old = MemoryContextSwitchTo(f->tuple_cxt);
-	if (!tuplestore_gettupleslot(f->rows, true, false, f->slot))
-	{
-		MemoryContextSwitchTo(old);
-		return false;
-	}
-	MemoryContextSwitchTo(old);
-	CHECK_FOR_INTERRUPTS();
-	slot_getallattrs(f->slot);
-	old = MemoryContextSwitchTo(f->row_cxt);
-	for (int i = 0; i < f->qdesc->natts; i++)
-	{
-		if (TupleDescAttr(f->qdesc, i)->attisdropped)
-			continue;
-		if (!first)
-			appendStringInfoChar(&f->line, '\t');
-		first = false;
-		if (f->slot->tts_isnull[i])
-			appendStringInfoString(&f->line, "\\N");
-		else
-			append_escaped(&f->line, OutputFunctionCall(&f->out[i], f->slot->tts_values[i]));
-	}
-	appendStringInfoChar(&f->line, '\n');
-	MemoryContextSwitchTo(old);
-	MemoryContextReset(f->row_cxt);
-	return true;
-}
-
-/* COPY's data source: at least minread bytes (unless at the end), at most maxread. */
-static int
-copy_source(void *outbuf, int minread, int maxread)
-{
-	int			n = 0;
-
-	while (n < minread && !feed->done)
-	{
-		int			take;
-
-		if (feed->pos >= feed->line.len && !next_line(feed))
-		{
-			feed->done = true;
-			break;
-		}
-		take = Min(maxread - n, feed->line.len - feed->pos);
-		memcpy((char *) outbuf + n, feed->line.data + feed->pos, take);
-		feed->pos += take;
-		n += take;
-	}
-	return n;
-}
-
-/* The rows through COPY FROM into rel; the rows inserted. */
 static uint64
-insert_by_copy(Relation rel, TupleDesc qdesc, Tuplestorestate *rows)
+insert_rows(Relation rel, TupleDesc qdesc, Tuplestorestate *rows, uint64 nrows)
 {
-	CopyFeed	f = {0};
-	List	   *names = NIL;
-	List	   *options;
-	ParseState *pstate = make_parsestate(NULL);
-	CopyFromState cstate;
-	uint64		inserted;
-	CopyFeed   *outer_feed = feed;	/* a load run by a trigger of another load's row */
+	EphemeralNamedRelation enr = palloc0(sizeof(EphemeralNamedRelationData));
+	StringInfoData sql;
+	StringInfoData cols;
+	int			ret;
 
-	f.rows = rows;
-	f.qdesc = qdesc;
-	f.tuple_cxt = CurrentMemoryContext;
-	f.slot = MakeSingleTupleTableSlot(qdesc, &TTSOpsMinimalTuple);
-	f.out = palloc0(qdesc->natts * sizeof(FmgrInfo));
-	f.row_cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_dedupe_insert line",
-									  ALLOCSET_DEFAULT_SIZES);
-	initStringInfo(&f.line);
+	initStringInfo(&cols);
 	for (int i = 0; i < qdesc->natts; i++)
-	{
-		Oid			outfn;
-		bool		varlena;
+		if (!TupleDescAttr(qdesc, i)->attisdropped)
+			appendStringInfo(&cols, "%s%s", cols.len > 0 ? ", " : "",
+							 quote_identifier(NameStr(TupleDescAttr(qdesc, i)->attname)));
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s (%s) SELECT %s FROM %s",
+					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+												RelationGetRelationName(rel)),
+					 cols.data, cols.data, BULK_ROWS_NAME);
 
-		if (TupleDescAttr(qdesc, i)->attisdropped)
-			continue;
-		getTypeOutputInfo(TupleDescAttr(qdesc, i)->atttypid, &outfn, &varlena);
-		fmgr_info(outfn, &f.out[i]);
-		names = lappend(names, makeString(pstrdup(NameStr(TupleDescAttr(qdesc, i)->attname))));
-	}
-	/*
-	 * COPY FROM inserts into range-table entry 1, as DoCopy() makes it (privileges are
-	 * checked already: check_insert_privilege()).
-	 */
-	(void) addRangeTableEntryForRelation(pstate, rel, RowExclusiveLock, NULL, false, false);
-	/* The lines are in the server's encoding, whatever the client's. */
-	options = list_make1(makeDefElem("encoding", (Node *) makeString((char *) GetDatabaseEncodingName()), -1));
-	feed = &f;
+	enr->md.name = BULK_ROWS_NAME;
+	enr->md.reliddesc = InvalidOid;
+	enr->md.tupdesc = qdesc;
+	enr->md.enrtype = ENR_NAMED_TUPLESTORE;
+	enr->md.enrtuples = (double) nrows;
+	enr->reldata = rows;
+	tuplestore_rescan(rows);
+	if (SPI_register_relation(enr) != SPI_OK_REL_REGISTER)
+		elog(ERROR, "simhash_dedupe_insert: SPI_register_relation failed");
 	bulk_plan_expect(bulk_plan);
-	PG_TRY();
-	{
-		cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, copy_source, names, options);
-		inserted = CopyFrom(cstate);
-		EndCopyFrom(cstate);
-	}
-	PG_FINALLY();
-	{
-		feed = outer_feed;
-	}
-	PG_END_TRY();
-	ExecDropSingleTupleTableSlot(f.slot);
-	free_parsestate(pstate);
-	return inserted;
-}
-
-/* The rows one INSERT each through SPI (a table with row-level security: see below). */
-static uint64
-insert_by_spi(Relation rel, TupleDesc qdesc, Tuplestorestate *rows, int ncols, Oid *argtypes)
-{
-	SPIPlanPtr	insert = SPI_prepare(insert_sql(rel, qdesc), ncols, argtypes);
-	TupleTableSlot *slot = MakeSingleTupleTableSlot(qdesc, &TTSOpsMinimalTuple);
-	Datum	   *values = palloc(ncols * sizeof(Datum));
-	char	   *nulls = palloc(ncols * sizeof(char));
-	uint64		inserted = 0;
-
-	if (insert == NULL)
-		elog(ERROR, "simhash_dedupe_insert: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	while (tuplestore_gettupleslot(rows, true, false, slot))
-	{
-		int			p = 0;
-
-		CHECK_FOR_INTERRUPTS();
-		slot_getallattrs(slot);
-		for (int i = 0; i < qdesc->natts; i++)
-		{
-			if (TupleDescAttr(qdesc, i)->attisdropped)
-				continue;
-			values[p] = slot->tts_values[i];
-			nulls[p] = slot->tts_isnull[i] ? 'n' : ' ';
-			p++;
-		}
-		if (SPI_execute_plan(insert, values, nulls, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "simhash_dedupe_insert: INSERT failed");
-		inserted += SPI_processed;
-	}
-	ExecDropSingleTupleTableSlot(slot);
-	return inserted;
+	ret = SPI_execute(sql.data, false, 0);
+	if (ret < 0)
+		elog(ERROR, "simhash_dedupe_insert: the INSERT failed: %s", SPI_result_code_string(ret));
+	if (SPI_unregister_relation(BULK_ROWS_NAME) != SPI_OK_REL_UNREGISTER)
+		elog(ERROR, "simhash_dedupe_insert: SPI_unregister_relation failed");
+	return SPI_processed;
 }
 
 PG_FUNCTION_INFO_V1(simhash_dedupe_insert);
@@ -1299,7 +1127,6 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	Portal		portal;
 	TupleDesc	qdesc = NULL;
 	AttrNumber *to = NULL;
-	Oid		   *argtypes = NULL;
 	int			ncols = 0;
 	AttrNumber	q_text = 0;
 	AttrNumber	q_fp = 0;
@@ -1358,7 +1185,6 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 		{
 			qdesc = CreateTupleDescCopy(SPI_tuptable->tupdesc);
 			to = palloc0(qdesc->natts * sizeof(AttrNumber));
-			argtypes = palloc(qdesc->natts * sizeof(Oid));
 			for (int i = 0; i < qdesc->natts; i++)
 			{
 				Form_pg_attribute qa = TupleDescAttr(qdesc, i);
@@ -1378,7 +1204,7 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 					q_fp = i + 1;
 				if (to[ncols] == c->text_attno || to[ncols] == c->fp_attno)
 					expect_column_type(rel, qa, to[ncols]);
-				argtypes[ncols++] = qa->atttypid;
+				ncols++;
 			}
 			if (q_text == 0)
 				ereport(ERROR,
@@ -1453,17 +1279,16 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	if (fps != NULL)
 		filter = make_filter(c, fps, nfps);
 	/*
-	 * Not on a table with row-level security, whose rows go in one INSERT each: SQL runs
-	 * between them (the INSERT's own end, foreign keys' checks).
+	 * Not on a table with row-level security: which rows the caller may see (a link to a
+	 * row it cannot read is refused, a reject names no key) is the search's to decide.
 	 */
 	rls = check_enable_rls(RelationGetRelid(rel), InvalidOid, false) == RLS_ENABLED;
 	if (c->min_similarity > 0 && !rls && !filter_unsafe(c, dedupe_name, dedupe_fn))
 		load_plan = make_plan(c, rows, qdesc, q_text, nrows);
 
 	/*
-	 * 3. The rows, each checked by the trigger with its keys held: through COPY FROM, as
-	 * fast as COPY; but one INSERT each on a table with row-level security, whose policies
-	 * COPY FROM would not apply (COPY itself refuses such a table).
+	 * 3. The rows, each checked by the trigger with its keys held: one INSERT ... SELECT
+	 * from the tuplestore (insert_rows()).
 	 */
 	{
 		Oid			previous = set_bulk_root(c->root);
@@ -1482,8 +1307,7 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 		bulk_plan = load_plan;
 		PG_TRY();
 		{
-			inserted = rls ? insert_by_spi(rel, qdesc, rows, ncols, argtypes)
-				: insert_by_copy(rel, qdesc, rows);
+			inserted = insert_rows(rel, qdesc, rows, nrows);
 		}
 		PG_FINALLY();
 		{
