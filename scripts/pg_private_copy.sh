@@ -33,5 +33,4 @@ chmod -R a+rX "${dest}"
 bin=$(cd "${dest}/lib/postgresql/${PG_MAJOR}/bin" && pwd -P)
 [[ $("${bin}/pg_config" --sharedir) == "$(cd "${dest}" && pwd -P)/share/postgresql/${PG_MAJOR}" ]] ||
     die "the copy did not relocate: pg_config --sharedir says $("${bin}/pg_config" --sharedir)"
-log "private PostgreSQL in ${dest}; use it with:"
-printf 'export SIMHASH_PG_BIN=%s\n' "${bin}"
+log "private PostgreSQL in ${dest}; use it with: export SIMHASH_PG_BIN=${bin}"

@@ -39,12 +39,15 @@
 #                  its C ABI for 7 s under ASan + UBSan (build-fuzz/, clang), then the SQL
 #                  fuzzer at its smoke size in five database encodings
 #   citus          test/citus/run.sh: a coordinator and two workers, when Citus is
-#                  installed (it is not on a fresh machine: the stage then passes as skipped)
+#                  installed (it is not on a fresh machine: the stage is then skipped)
 #   system-untouched  the system's simhash files (library, control file, SQL scripts) are
 #                  byte for byte what they were before the run, or still absent
 #
-# Ends with the line "N passed, N failed" counting the test stages, and exits
-# non-zero when any of them, or the setup, failed.
+# Ends with a summary, a line a stage (setup included): PASS, FAIL, or SKIP with the reason
+# (a stage that had nothing to run: citus without Citus); a passing stage that left some
+# checks out (unit tests that need SIMHASH_CORPUS) gets a SKIP line for them too. Then the
+# line "N passed, N failed" (", N skipped" when a stage was skipped) counting the stages,
+# the setup included; exits non-zero when any of them failed.
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -70,27 +73,61 @@ failed=0
 setup_ok=1
 summary=()
 
-# record NAME STATUS SECONDS : count a test stage's result and remember it for the summary.
+# record NAME STATUS SECONDS [WHY] : count a stage's result and remember it for the
+# summary. Status 0 passed, SKIPPED (with WHY) skipped, anything else failed.
+SKIPPED=77
+skipped=0
 record() {
-    local name=$1 status=$2 seconds=$3
+    local name=$1 status=$2 seconds=$3 why=${4:-}
     if [[ ${status} -eq 0 ]]; then
         passed=$((passed + 1))
         summary+=("PASS  ${name} (${seconds} s)")
+    elif [[ ${status} -eq ${SKIPPED} ]]; then
+        skipped=$((skipped + 1))
+        summary+=("SKIP  ${name}: ${why}")
     else
         failed=$((failed + 1))
         summary+=("FAIL  ${name} (${seconds} s)")
     fi
 }
 
+# skipped_checks LOG : the checks a passing stage left out, from its output: ctest's list
+# of tests that did not run (GTEST_SKIP), and lines "SKIP <what>: <why>" of our scripts.
+skipped_checks() {
+    local out=$1
+    sed -n '/The following tests did not run:/,/^$/s/^[[:space:]]*[0-9]* - \([^ ]*\).* (Skipped)$/\1/p' "${out}" |
+        awk '{ n++; names = names (n > 1 ? ", " : "") $0; other += $0 !~ /RealCorpus/ }
+             END { if (n) printf "%d unit tests skipped (%s): %s\n", n, names,
+                   other ? "see ctest --output-on-failure -V" : "they need SIMHASH_CORPUS, a corpus from scripts/make_corpus.sh" }'
+    sed -n 's/^SKIP \(.*\)$/\1/p' "${out}"
+}
+
 # run_stage NAME FUNCTION : run a test stage and record it. The stage functions chain
 # their steps with && (errexit is off in a function called before `||`), and return
-# non-zero on failure.
+# non-zero on failure, or SKIPPED (77) after printing "SKIP <name>: <why>" when they had
+# nothing to run; checks a passing stage skipped get a SKIP line of their own in the summary.
 run_stage() {
-    local name=$1 fn=$2 start=${SECONDS} status=0
+    local name=$1 fn=$2 start=${SECONDS} status=0 out why line
+    out=$(mktemp)
     log "===== ${name}"
-    "${fn}" || status=$?
-    record "${name}" "${status}" $((SECONDS - start))
-    [[ ${status} -eq 0 ]] || log "===== ${name} FAILED (status ${status})"
+    "${fn}" > >(tee "${out}") 2>&1 || status=$?
+    wait $! || true
+    why=$(skipped_checks "${out}")
+    if [[ ${status} -eq ${SKIPPED} ]]; then
+        why=$(sed -n "s/^${name}: //p" <<<"${why}" | head -n 1)
+        record "${name}" "${SKIPPED}" $((SECONDS - start)) "${why:-no reason given}"
+    else
+        record "${name}" "${status}" $((SECONDS - start))
+        if [[ ${status} -eq 0 && -n ${why} ]]; then
+            while IFS= read -r line; do summary+=("SKIP  ${name}, in part: ${line}"); done <<<"${why}"
+        fi
+    fi
+    rm -f "${out}"
+    case ${status} in
+        0) ;;
+        "${SKIPPED}") log "===== ${name} skipped" ;;
+        *) log "===== ${name} FAILED (status ${status})" ;;
+    esac
 }
 
 stage_ctest_release() {
@@ -195,10 +232,10 @@ stage_system_untouched() {
 start=${SECONDS}
 log "===== setup"
 if scripts/setup.sh "${setup_args[@]}" && use_private_pg; then
-    summary+=("PASS  setup ($((SECONDS - start)) s)")
+    record setup 0 $((SECONDS - start))
 else
     setup_ok=0
-    summary+=("FAIL  setup ($((SECONDS - start)) s)")
+    record setup 1 $((SECONDS - start))
     log "===== setup FAILED"
 fi
 
@@ -216,5 +253,9 @@ run_stage system-untouched stage_system_untouched
 
 printf '\n' >&2
 printf '%s\n' "${summary[@]}" >&2
-printf '%d passed, %d failed\n' "${passed}" "${failed}"
+if [[ ${skipped} -gt 0 ]]; then
+    printf '%d passed, %d failed, %d skipped\n' "${passed}" "${failed}" "${skipped}"
+else
+    printf '%d passed, %d failed\n' "${passed}" "${failed}"
+fi
 [[ ${failed} -eq 0 && ${setup_ok} -eq 1 ]]

@@ -8,6 +8,8 @@
 #   --edits M    near-duplicate edits of some of them (default 300)
 #   --verbose    show the servers' and psql's chatter, and each check's numbers
 #
+# Exits 77, after the line "SKIP citus: <why>", when Citus is not installed.
+#
 # The table `docs (id bigint primary key, body text, fp bigint generated always as
 # (simhash(body)) stored)` is distributed by id (citus.shard_count, default 32, shards
 # spread over the two workers); every probe is compared with a brute-force answer computed
@@ -62,7 +64,7 @@ done
 sharedir=$("${PG_CONFIG}" --sharedir)
 if [[ ! -f ${sharedir}/extension/citus.control ]]; then
     echo "SKIP citus: Citus is not installed (no ${sharedir}/extension/citus.control)"
-    exit 0
+    exit 77
 fi
 [[ -f ${sharedir}/extension/simhash.control ]] ||
     die "simhash is not installed in ${sharedir}/extension: run scripts/setup.sh"
