@@ -138,7 +138,9 @@ SELECT format('CREATE TRIGGER library_dedupe BEFORE INSERT OR UPDATE OF body, ls
 INSERT INTO library (name, body) SELECT name, body FROM docs ORDER BY id;
 \echo
 \echo '== 5. Dedupe on insert, policy link: each near duplicate points at an earlier document'
-\echo '   (rows = originals + linked)'
+\echo '   (rows = originals + linked). The counts differ a little from step 3''s kept and'
+\echo '   to_delete: a cluster joins whole chains of pairs at once, while the trigger sees one'
+\echo '   row at a time, in id order, and links it to the best earlier row within the threshold.'
 SELECT count(*) AS rows, count(*) FILTER (WHERE dup_of IS NULL) AS originals,
        count(dup_of) AS linked
 FROM library;
