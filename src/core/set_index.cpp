@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/dedupe_rule.hpp"
 #include "core/minhash.hpp"
 #include "core/mix.hpp"
 #include "core/similarity.hpp"
@@ -212,9 +213,9 @@ SetIndex::Answer SetIndex::any(const std::int64_t* keys, const std::uint64_t* a,
   return found ? Answer::kFound : unknown ? Answer::kUnknown : Answer::kNone;
 }
 
-// Originals first: once one is found, a row that is not cannot win, and the others are not
-// walked. Within a class, a row must beat the best so far: its similarity at least the
-// best's (the merge stops sooner), and on a tie the smaller tag. Two originals of
+// The trigger's one rule (core/dedupe_rule.hpp), then the smaller tag. Originals first:
+// once one is found, a row that is not cannot win, and the others are not walked. Within
+// a class, a row must reach the best so far's similarity (the merge stops sooner). Two originals of
 // similarity 1 make the answer unknown: the trigger's search stops at the first such
 // original it meets (search_done() in src/pg/dedupe_search.c), in the order of the table,
 // which the index does not know.
@@ -235,7 +236,9 @@ SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a
     if (found && r.original && hit->original && sim >= 1.0 && hit->similarity >= 1.0) {
       tied_at_one = true;
     }
-    if (!found || sim > hit->similarity || (sim == hit->similarity && r.tag < hit->tag)) {
+    const Preference p = found ? prefer({r.original, sim}, {hit->original, hit->similarity})
+                               : Preference::kFirst;
+    if (p == Preference::kFirst || (p == Preference::kTie && r.tag < hit->tag)) {
       hit->tag = r.tag;
       hit->original = r.original;
       hit->similarity = sim;

@@ -91,6 +91,7 @@
 #include "storage/lmgr.h"
 #include "utils/snapmgr.h"
 
+#include "capi/dedupe_rule_capi.h"
 #include "capi/near_filter_capi.h"
 #include "pg/similarity.h"
 #include "pg/compat.h"
@@ -502,29 +503,30 @@ bulk_plan_row(DedupeConfig *c, const RowWork *w)
 }
 
 /*
- * A candidate group h of similarity sim against the best so far, in the order of the
- * trigger's search (consider() in dedupe_search.c): originals first, then the most
- * similar, then (link) the smallest key. *tied: the best is not decided (no key order).
+ * A candidate group h of similarity sim against the best so far, by the trigger's one
+ * rule (src/core/dedupe_rule.hpp: originals first, then the most similar), then (link)
+ * the smallest key. *tied: the best is not decided (no key order).
  */
 static void
 consider_group(DedupeConfig *c, BulkPlan *p, int32 h, double sim, int32 *best,
 			   double *best_sim, bool *tied)
 {
 	uint8		st = p->state[h];
-	bool		orig = st == GROUP_ORIGINAL;
-	bool		best_orig;
+	int			preference;
 
 	if (st == GROUP_NONE)
 		return;
-	best_orig = *best >= 0 && p->state[*best] == GROUP_ORIGINAL;
-	if (*best < 0 || (orig && !best_orig) || (orig == best_orig && sim > *best_sim))
+	preference = *best < 0 ? -1
+		: simhash_dedupe_prefer(st == GROUP_ORIGINAL, sim,
+								p->state[*best] == GROUP_ORIGINAL, *best_sim);
+	if (preference < 0)
 	{
 		*best = h;
 		*best_sim = sim;
 		/* several linked rows of one text tie among themselves, but for the key order */
 		*tied = st == GROUP_MANY_LINKED && !c->key_cmp_ok;
 	}
-	else if (orig == best_orig && sim == *best_sim && c->policy == POLICY_LINK)
+	else if (preference == 0 && c->policy == POLICY_LINK)
 	{
 		if (!c->key_cmp_ok)
 			*tied = true;

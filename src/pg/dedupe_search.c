@@ -29,6 +29,7 @@
 #include "utils/rel.h"
 #include "utils/rls.h"
 
+#include "capi/dedupe_rule_capi.h"
 #include "capi/search_capi.h"
 #include "capi/similarity_capi.h"
 #include "pg/dedupe.h"
@@ -105,6 +106,13 @@ dedupe_key_before(DedupeConfig *c, Datum a, Datum b)
 		DatumGetInt32(FunctionCall2Coll(&c->key_cmp, c->key_collation, a, b)) < 0;
 }
 
+/* A near duplicate's closeness for the winner rule: its similarity, or minus its distance. */
+static double
+closeness(DedupeConfig *c, int distance, double similarity)
+{
+	return c->min_similarity > 0 ? similarity : -(double) distance;
+}
+
 /*
  * Considers one row of target t within k of the new fingerprint: raises a serialization
  * failure if the transaction may not see it, else keeps it if the policy prefers it.
@@ -115,7 +123,7 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 {
 	bool		is_original = true;
 	bool		better;
-	bool		tied;
+	int			preference;
 	Datum		key = (Datum) 0;
 
 	/*
@@ -155,16 +163,15 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 	}
 
 	/*
-	 * Originals before rows that are themselves linked, then the nearest (most similar),
-	 * then (link) the smallest key: the same row whatever order the rows are met in.
+	 * The trigger's one rule (src/core/dedupe_rule.hpp), then (link) the smallest key: the
+	 * same row whatever order the rows are met in.
 	 */
-	tied = found->any && is_original == found->is_original &&
-		(c->min_similarity > 0 ? similarity == found->similarity : distance == found->distance);
-	better = !found->any ||
-		(is_original && !found->is_original) ||
-		(is_original == found->is_original &&
-		 (c->min_similarity > 0 ? similarity > found->similarity : distance < found->distance)) ||
-		(tied && c->policy == POLICY_LINK && dedupe_key_before(c, key, found->key));
+	preference = !found->any ? -1
+		: simhash_dedupe_prefer(is_original, closeness(c, distance, similarity),
+								found->is_original,
+								closeness(c, found->distance, found->similarity));
+	better = preference < 0 ||
+		(preference == 0 && c->policy == POLICY_LINK && dedupe_key_before(c, key, found->key));
 	if (!better)
 		return;
 	found->any = true;
