@@ -37,6 +37,7 @@ REGRESS = \
 	simhash_dedupe_security \
 	simhash_dedupe_bulk \
 	simhash_dedupe_insert_values \
+	simhash_dedupe_insert_attack \
 	simhash_dedupe_bulk_filter \
 	simhash_dedupe_table_filter \
 	simhash_dedupe_table_filter_bypass \

@@ -70,6 +70,7 @@
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -151,6 +152,96 @@ add_keys(KeySet *ks, const uint32 *keys, size_t n)
 }
 
 /*
+ * The writes to the tables a load's rows may go to, as their table statistics count them
+ * (see counted() in dedupe_table_filter.c: every insert, update and delete of the
+ * transaction, whatever statement, trigger or cursor made it; the sums only grow within a
+ * transaction). The filter and the plan know the table as searched before the INSERT plus
+ * the rows the trigger saw; the command id catches SQL run between two rows, but not a
+ * write run under the INSERT's own command id: a cursor over an UPDATE ... RETURNING (or
+ * DELETE) opened before the load and fetched by a default, a check, a cast or an index
+ * expression of a row runs with the command id current at the fetch, without an
+ * increment. These counts catch it.
+ */
+typedef struct TargetWrites
+{
+	int			n;
+	Oid		   *relids;
+	int64		updated;		/* when the INSERT began (target_writes_start()) */
+	int64		inserted;
+	int64		deleted;
+	bool		ok;				/* counted (false: track_counts off) */
+} TargetWrites;
+
+/* The sums of the targets' counts now; false when some target is not counted. */
+static bool
+target_writes_now(const TargetWrites *w, int64 *updated, int64 *inserted, int64 *deleted)
+{
+	*updated = *inserted = *deleted = 0;
+	for (int t = 0; t < w->n; t++)
+	{
+		Relation	rel = RelationIdGetRelation(w->relids[t]);
+		PgStat_TableStatus *st;
+
+		if (rel == NULL)
+			return false;
+		if (rel->pgstat_info == NULL && rel->pgstat_enabled)
+			pgstat_assoc_relation(rel);
+		st = rel->pgstat_info;
+		if (st == NULL)
+		{
+			RelationClose(rel);
+			return false;
+		}
+		*updated += SIMHASH_TABSTAT_UPDATED(st);
+		*inserted += SIMHASH_TABSTAT_INSERTED(st);
+		*deleted += SIMHASH_TABSTAT_DELETED(st);
+		for (PgStat_TableXactStatus *x = st->trans; x != NULL; x = x->upper)
+		{
+			*updated += x->tuples_updated;
+			*inserted += x->tuples_inserted;
+			*deleted += x->tuples_deleted;
+		}
+		RelationClose(rel);
+	}
+	return true;
+}
+
+/* The targets of c, to be counted from target_writes_start() on. */
+static void
+target_writes_init(TargetWrites *w, DedupeConfig *c)
+{
+	w->n = c->ntargets;
+	w->relids = palloc(sizeof(Oid) * Max(c->ntargets, 1));
+	for (int t = 0; t < c->ntargets; t++)
+		w->relids[t] = c->targets[t].relid;
+	w->ok = false;
+}
+
+/* Just before the INSERT: the counts from which no write but the load's rows may come. */
+static void
+target_writes_start(TargetWrites *w)
+{
+	w->ok = target_writes_now(w, &w->updated, &w->inserted, &w->deleted);
+}
+
+/*
+ * True when, since the INSERT began, no target had a row updated (nor deleted, when
+ * deletes matters) and at most max_inserted rows were inserted (the rows the trigger let
+ * through so far).
+ */
+static bool
+target_writes_none(const TargetWrites *w, bool deletes, int64 max_inserted)
+{
+	int64		updated;
+	int64		inserted;
+	int64		deleted;
+
+	return w->ok && target_writes_now(w, &updated, &inserted, &deleted) &&
+		updated == w->updated && (!deletes || deleted == w->deleted) &&
+		inserted - w->inserted <= max_inserted;
+}
+
+/*
  * The load's filter (see the top of the file), for the rows written into table `root` in
  * transaction lxid while simhash_dedupe_insert() runs. The trigger asks bulk_filter_clear()
  * before it searches and tells bulk_filter_written() of every row it lets through.
@@ -169,6 +260,7 @@ typedef struct BulkFilter
 	Size		budget;			/* bytes `written` may hold (work_mem) */
 	bool		full;			/* past the budget: every row is searched */
 	uint64		spared;			/* searches skipped */
+	TargetWrites writes;		/* an update of the table it did not hear of: off */
 } BulkFilter;
 
 static BulkFilter *bulk_filter;
@@ -209,6 +301,18 @@ bulk_filter_clear(DedupeConfig *c, uint64 fp)
 
 	if (f == NULL || f->full)
 		return false;
+
+	/*
+	 * An update the trigger did not fire for (a trigger on INSERT only, or a cursor's
+	 * UPDATE fetched while the rows are written) may have made a near duplicate the
+	 * filter does not know of; the trigger's search sees it. (A delete only makes a
+	 * "maybe" of the filter stale; inserts all pass the trigger, which the filter hears.)
+	 */
+	if (!target_writes_none(&f->writes, false, PG_INT64_MAX))
+	{
+		f->full = true;
+		return false;
+	}
 	at = bsearch(&fp, f->searched, f->nsearched, sizeof(uint64), compare_fp);
 	if (at == NULL || f->in_table[at - f->searched] ||
 		simhash_near_filter_may_have(f->written, fp))
@@ -302,6 +406,7 @@ make_filter(DedupeConfig *c, uint64 *fps, size_t n)
 	f->text_attno = c->root_text_attno;
 	f->fp_attno = c->root_fp_attno;
 	f->budget = (Size) work_mem * 1024;
+	target_writes_init(&f->writes, c);
 	simhash_check_status(simhash_near_filter_create(c->k, &f->written, errbuf, sizeof(errbuf)),
 						 errbuf);
 	cb = palloc(sizeof(MemoryContextCallback));
@@ -396,6 +501,7 @@ typedef struct BulkPlan
 	bool		off;
 	const char *why_off;
 	CommandId	cid;			/* the command id the next row must find (bulk_plan_row) */
+	TargetWrites writes;		/* and no write to the table but the rows seen so far */
 	uint64		seed;			/* of the texts' digests (text_digest) */
 	MemoryContext cxt;
 	uint64		answered;		/* rows the plan answered, rows searched */
@@ -455,6 +561,7 @@ bulk_plan_expect(BulkPlan *p)
 		return;
 	CommandCounterIncrement();
 	p->cid = GetCurrentCommandId(false);
+	target_writes_start(&p->writes);
 }
 
 void
@@ -484,6 +591,17 @@ bulk_plan_row(DedupeConfig *c, const RowWork *w)
 	if (GetCurrentCommandId(false) != p->cid)
 	{
 		plan_off(p, "SQL run while the rows were written");
+		return -1;
+	}
+
+	/*
+	 * Nor a write under the INSERT's command id (a cursor's UPDATE or DELETE fetched
+	 * meanwhile, see TargetWrites; rows inserted past the trigger): the table counts only
+	 * the rows the trigger saw before this one.
+	 */
+	if (!target_writes_none(&p->writes, true, (int64) p->next))
+	{
+		plan_off(p, "a write to the table the plan did not see");
 		return -1;
 	}
 	j = p->next++;
@@ -730,6 +848,7 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
 	p->cxt = CurrentMemoryContext;
 	p->budget = (Size) maintenance_work_mem * 1024;
 	p->may_read = c->policy == POLICY_LINK && may_read_near_duplicate(c);
+	target_writes_init(&p->writes, c);
 	if (!pg_strong_random(&p->seed, sizeof(p->seed)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INTERNAL_ERROR),
@@ -1104,6 +1223,8 @@ insert_rows(Relation rel, TupleDesc qdesc, Tuplestorestate *rows, uint64 nrows)
 	if (SPI_register_relation(enr) != SPI_OK_REL_REGISTER)
 		elog(ERROR, "simhash_dedupe_insert: SPI_register_relation failed");
 	bulk_plan_expect(bulk_plan);
+	if (bulk_filter != NULL)
+		target_writes_start(&bulk_filter->writes);
 	ret = SPI_execute(sql.data, false, 0);
 	if (ret < 0)
 		elog(ERROR, "simhash_dedupe_insert: the INSERT failed: %s", SPI_result_code_string(ret));
