@@ -173,6 +173,8 @@ extern void parse_sets_column(DedupeConfig *c, Relation rel, Trigger *tg);
 extern void check_generated_fp(Relation rel, DedupeConfig *c, Oid nsp, Trigger *tg);
 extern void find_keys(DedupeConfig *c, Relation rel, Relation root, Trigger *tg);
 extern void check_layout(DedupeConfig *c, Oid nsp, Relation root, Trigger *tg);
+extern bool target_writes(Oid relid, int64 *updated, int64 *inserted, int64 *deleted,
+						  bool start);
 
 /* dedupe.c: the keys of a row, and the policy reject */
 extern text *row_text(HeapTuple tuple, TupleDesc desc, AttrNumber attno);

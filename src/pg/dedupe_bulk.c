@@ -153,7 +153,7 @@ add_keys(KeySet *ks, const uint32 *keys, size_t n)
 
 /*
  * The writes to the tables a load's rows may go to, as their table statistics count them
- * (see counted() in dedupe_table_filter.c: every insert, update and delete of the
+ * (target_writes() in dedupe_config.c: every insert, update and delete of the
  * transaction, whatever statement, trigger or cursor made it; the sums only grow within a
  * transaction). The filter and the plan know the table as searched before the INSERT plus
  * the rows the trigger saw; the command id catches SQL run between two rows, but not a
@@ -172,36 +172,22 @@ typedef struct TargetWrites
 	bool		ok;				/* counted (false: track_counts off) */
 } TargetWrites;
 
-/* The sums of the targets' counts now; false when some target is not counted. */
+/* The sums of the targets' counts now (target_writes()); false when one is not counted. */
 static bool
 target_writes_now(const TargetWrites *w, int64 *updated, int64 *inserted, int64 *deleted)
 {
 	*updated = *inserted = *deleted = 0;
 	for (int t = 0; t < w->n; t++)
 	{
-		Relation	rel = RelationIdGetRelation(w->relids[t]);
-		PgStat_TableStatus *st;
+		int64		u;
+		int64		i;
+		int64		d;
 
-		if (rel == NULL)
+		if (!target_writes(w->relids[t], &u, &i, &d, true))
 			return false;
-		if (rel->pgstat_info == NULL && rel->pgstat_enabled)
-			pgstat_assoc_relation(rel);
-		st = rel->pgstat_info;
-		if (st == NULL)
-		{
-			RelationClose(rel);
-			return false;
-		}
-		*updated += SIMHASH_TABSTAT_UPDATED(st);
-		*inserted += SIMHASH_TABSTAT_INSERTED(st);
-		*deleted += SIMHASH_TABSTAT_DELETED(st);
-		for (PgStat_TableXactStatus *x = st->trans; x != NULL; x = x->upper)
-		{
-			*updated += x->tuples_updated;
-			*inserted += x->tuples_inserted;
-			*deleted += x->tuples_deleted;
-		}
-		RelationClose(rel);
+		*updated += u;
+		*inserted += i;
+		*deleted += d;
 	}
 	return true;
 }

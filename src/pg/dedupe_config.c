@@ -25,6 +25,7 @@
 #include "commands/trigger.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
+#include "pgstat.h"
 #include "rewrite/rewriteHandler.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -35,6 +36,7 @@
 #include "capi/search_capi.h"
 #include "capi/similarity_capi.h"
 #include "pg/citus.h"
+#include "pg/compat.h"
 #include "pg/dedupe.h"
 #include "pg/layouts.h"
 #include "pg/search.h"
@@ -719,4 +721,45 @@ make_config(FunctionCallInfo fcinfo, TriggerData *td)
 
 	MemoryContextSwitchTo(old);
 	return c;
+}
+
+/*
+ * The rows this transaction has updated, inserted and deleted in relation relid, as its
+ * table statistics count them, for the shortcuts that must hear of every write (the table
+ * filter, the bulk load's filter and plan): every update and insert, whatever statement
+ * or trigger made it, through the trigger or not; nothing else moves the counts but a
+ * TRUNCATE, which zeroes them. False when they are not counted (track_counts off, or not
+ * yet for this relation).
+ * start: when a filter is made, a relation this backend has not counted anything for
+ * yet (a partition that no row has gone to, whose candidates were all read from the
+ * index) starts being counted now, as its first count would start it (counts from then
+ * on are all the filter needs); without it, such a partition kept the filter off.
+ */
+bool
+target_writes(Oid relid, int64 *updated, int64 *inserted, int64 *deleted, bool start)
+{
+	Relation	rel = RelationIdGetRelation(relid);
+	struct PgStat_TableStatus *st;
+	bool		ok = false;
+
+	if (rel == NULL)
+		return false;
+	if (start && rel->pgstat_info == NULL && rel->pgstat_enabled)
+		pgstat_assoc_relation(rel);
+	st = rel->pgstat_info;
+	if (st != NULL)
+	{
+		*updated = SIMHASH_TABSTAT_UPDATED(st);
+		*inserted = SIMHASH_TABSTAT_INSERTED(st);
+		*deleted = SIMHASH_TABSTAT_DELETED(st);
+		for (struct PgStat_TableXactStatus *x = st->trans; x != NULL; x = x->upper)
+		{
+			*updated += x->tuples_updated;
+			*inserted += x->tuples_inserted;
+			*deleted += x->tuples_deleted;
+		}
+		ok = true;
+	}
+	RelationClose(rel);
+	return ok;
 }

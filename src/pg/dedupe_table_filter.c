@@ -131,9 +131,9 @@ typedef struct TableFilter
 	Oid			key_type;		/* link: the key's type (int2, int4, int8) */
 	bool		may_read;		/* may_read_near_duplicate() when made */
 	int			ntargets;
-	int64	   *updated;		/* each target's updates (counted()) when made */
+	int64	   *updated;		/* each target's updates (target_writes()) when made */
 	int64	   *deleted;		/* and deletes */
-	int64		inserted;		/* the targets' inserts (counted()) at the last row */
+	int64		inserted;		/* the targets' inserts (target_writes()) at the last row */
 	bool		inserting;		/* the last row was let through as an INSERT */
 	Size		budget;
 	uint64		members;
@@ -255,45 +255,6 @@ expect(TableFilter *f)
 }
 
 /*
- * The rows this transaction has updated, inserted and deleted in relation relid, as its table
- * statistics count them (every update and insert, whatever statement or trigger made it,
- * through the trigger or not; nothing else moves the counts but a TRUNCATE, which zeroes
- * them): false when they are not counted (track_counts off, or not yet for this relation).
- * start: when the filter is made, a relation this backend has not counted anything for
- * yet (a partition that no row has gone to, whose candidates were all read from the
- * index) starts being counted now, as its first count would start it (counts from then
- * on are all the filter needs); without it, such a partition kept the filter off.
- */
-static bool
-counted(Oid relid, int64 *updated, int64 *inserted, int64 *deleted, bool start)
-{
-	Relation	rel = RelationIdGetRelation(relid);
-	struct PgStat_TableStatus *st;
-	bool		ok = false;
-
-	if (rel == NULL)
-		return false;
-	if (start && rel->pgstat_info == NULL && rel->pgstat_enabled)
-		pgstat_assoc_relation(rel);
-	st = rel->pgstat_info;
-	if (st != NULL)
-	{
-		*updated = SIMHASH_TABSTAT_UPDATED(st);
-		*inserted = SIMHASH_TABSTAT_INSERTED(st);
-		*deleted = SIMHASH_TABSTAT_DELETED(st);
-		for (struct PgStat_TableXactStatus *x = st->trans; x != NULL; x = x->upper)
-		{
-			*updated += x->tuples_updated;
-			*inserted += x->tuples_inserted;
-			*deleted += x->tuples_deleted;
-		}
-		ok = true;
-	}
-	RelationClose(rel);
-	return ok;
-}
-
-/*
  * True when no target has had a row updated since the filter was made, and the targets
  * have had no row inserted since the last row the trigger saw but that row, if it let it
  * through as an INSERT (nothing but the statement's own rows can be inserted between two
@@ -315,7 +276,7 @@ table_unchanged(TableFilter *f, DedupeConfig *c, bool baseline, const char **why
 		int64		i;
 		int64		d;
 
-		if (!counted(c->targets[t].relid, &u, &i, &d, baseline))
+		if (!target_writes(c->targets[t].relid, &u, &i, &d, baseline))
 			return false;
 		if (baseline)
 		{
