@@ -56,6 +56,7 @@ REGRESS = \
 	simhash_overloads \
 	simhash_trusted \
 	simhash_privileges \
+	simhash_extschema \
 	simhash_upgrade \
 	simhash_catalog \
 	simhash_bounded \

@@ -74,6 +74,34 @@ SELECT * FROM simhash_create_index_statements('regress_simhash_attack_parts_1', 
 SELECT index, blocks, block FROM simhash_block_indexes('regress_simhash_attack_parts_1', 'fp');
 DROP TABLE regress_simhash_attack_parts;
 
+-- == simhash_create_index_statements names every relation by its schema ==
+-- A temporary table and its indexes were printed by their names alone (the function's own
+-- search_path finds pg_temp), so that run through \gexec under search_path = public,
+-- pg_temp the statements built the new layout on public's table of the same name, dropped
+-- its block indexes and recorded its layout. (The temporary schema's name, pg_temp_<n>,
+-- differs between runs: the statements are shown with it replaced, and run unechoed.)
+CREATE TABLE regress_simhash_attack_same (id integer, fp bigint);
+INSERT INTO regress_simhash_attack_same SELECT i, simhash('text ' || i) FROM generate_series(1, 200) i;
+SELECT count(*) AS indexes FROM simhash_create_index('regress_simhash_attack_same', 'fp', 3, 4);
+CREATE TEMP TABLE regress_simhash_attack_same (id integer, fp bigint);
+INSERT INTO pg_temp.regress_simhash_attack_same SELECT i, simhash('temp ' || i) FROM generate_series(1, 200) i;
+SELECT count(*) AS indexes FROM simhash_create_index('pg_temp.regress_simhash_attack_same', 'fp', 3, 4);
+SET search_path = public, pg_temp;
+SELECT regexp_replace(s, 'pg_temp_[0-9]+', 'pg_temp_N', 'g') AS statement
+FROM simhash_create_index_statements('pg_temp.regress_simhash_attack_same', 'fp', 5, 6) s;
+\set ECHO none
+SELECT * FROM simhash_create_index_statements('pg_temp.regress_simhash_attack_same', 'fp', 5, 6) \gexec
+\set ECHO all
+RESET search_path;
+-- public's table keeps its 4 block indexes and its layout (3, 4 blocks); the temporary
+-- one has the new ones (5, 6 blocks)
+SELECT c.relnamespace = pg_my_temp_schema() AS temporary, l.max_distance, l.blocks,
+       (SELECT count(*) FROM pg_index i WHERE i.indrelid = c.oid) AS indexes
+FROM pg_class c LEFT JOIN simhash_layouts l ON l.tbl = c.oid AND l.col = 'fp'
+WHERE c.relname = 'regress_simhash_attack_same' ORDER BY 1;
+DROP TABLE pg_temp.regress_simhash_attack_same;
+DROP TABLE public.regress_simhash_attack_same;
+
 -- == simhash_similar_nearest on a table with a column named t ==
 -- Its query named the row t, which such a column took over (42804, "structure of query
 -- does not match"), with a key column or without; and a temporary table named after a

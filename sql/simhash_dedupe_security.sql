@@ -184,6 +184,115 @@ INSERT INTO sec_own (id, body) VALUES (2, :'gpl_inc');
 RESET ROLE;
 DROP TABLE sec_own;
 
+-- 7. A role that holds the table lock without the right to take it with LOCK TABLE: with
+-- REFERENCES, a foreign key to the table takes SHARE ROW EXCLUSIVE on it; with TRIGGER,
+-- CREATE TRIGGER on it does. The trigger then takes no lock keys (no other writer can run,
+-- so none is needed, and no budget spent), but makes no table filter: the making reads
+-- every row, and its DEBUG1 line told a writer without SELECT how many rows the table
+-- holds (343, hidden from it). Made for a role that LOCK TABLE lets take the lock, or that
+-- may read the rows (SELECT, without row-level security hiding any). Each case on a fresh
+-- table of 343 rows, with the writer's privileges given and row-level security on or off
+-- (its policies let the writer insert, and read only its own rows).
+CREATE FUNCTION sec_fk_noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+CREATE FUNCTION pg_temp.sec_fk_make(privileges text, rls boolean, threshold boolean DEFAULT false)
+RETURNS void LANGUAGE plpgsql SET client_min_messages = warning AS $$
+BEGIN
+    DROP TABLE IF EXISTS sec_fk, sec_fk_ref;
+    CREATE TABLE sec_fk (id integer PRIMARY KEY, body text, fp bigint, lsh bigint[]);
+    IF threshold THEN
+        CREATE TRIGGER dedupe BEFORE INSERT ON sec_fk FOR EACH ROW
+            EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.8', 'skip');
+        CREATE INDEX ON sec_fk USING gin (lsh) WITH (fastupdate = off);
+    ELSE
+        CREATE TRIGGER dedupe BEFORE INSERT ON sec_fk FOR EACH ROW
+            EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'skip');
+        PERFORM simhash_create_index('sec_fk', 'fp', 3, blocks => 4);
+    END IF;
+    INSERT INTO sec_fk (id, body) SELECT i, 'hidden row ' || md5(i::text) || ' ' || md5((i * 7)::text)
+    FROM generate_series(1, 343) i;
+    CREATE TABLE sec_fk_ref (ref integer);
+    ALTER TABLE sec_fk_ref OWNER TO regress_simhash_sec_writer;
+    EXECUTE format('GRANT %s ON sec_fk TO regress_simhash_sec_writer', privileges);
+    CREATE POLICY sec_fk_insert ON sec_fk FOR INSERT TO regress_simhash_sec_writer WITH CHECK (true);
+    CREATE POLICY sec_fk_select ON sec_fk FOR SELECT TO regress_simhash_sec_writer USING (id > 1000);
+    IF rls THEN
+        ALTER TABLE sec_fk ENABLE ROW LEVEL SECURITY;
+    END IF;
+END $$;
+-- a long statement of the writer's, with DEBUG1 shown; then the locks it held
+CREATE FUNCTION pg_temp.sec_fk_load() RETURNS TABLE (kept bigint, table_locked boolean, lock_keys bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+    SET LOCAL client_min_messages = debug1;
+    INSERT INTO sec_fk (id, body)
+    SELECT 1000 + i, 'new row ' || md5((-i)::text) || ' ' || md5((i * 11)::text) FROM generate_series(1, 600) i;
+    SET LOCAL client_min_messages = notice;
+    RETURN QUERY
+    SELECT (SELECT count(*) FROM sec_fk WHERE id > 1000),
+           (SELECT bool_or(mode = 'ShareRowExclusiveLock') FROM pg_locks
+            WHERE pid = pg_backend_pid() AND locktype = 'relation' AND relation = 'sec_fk'::regclass),
+           (SELECT count(*) FROM pg_locks
+            WHERE pid = pg_backend_pid() AND locktype = 'advisory' AND objsubid = 21320);
+END $$;
+-- REFERENCES (and SELECT on the key, for the count of its own rows): no filter
+SELECT pg_temp.sec_fk_make('INSERT, REFERENCES, SELECT (id)', true);
+SET ROLE regress_simhash_sec_writer;
+BEGIN;
+ALTER TABLE sec_fk_ref ADD FOREIGN KEY (ref) REFERENCES sec_fk (id);
+SELECT * FROM pg_temp.sec_fk_load();
+ROLLBACK;
+RESET ROLE;
+-- the same with a similarity threshold: no table index
+SELECT pg_temp.sec_fk_make('INSERT, REFERENCES, SELECT (id)', true, threshold => true);
+SET ROLE regress_simhash_sec_writer;
+BEGIN;
+ALTER TABLE sec_fk_ref ADD FOREIGN KEY (ref) REFERENCES sec_fk (id);
+SELECT * FROM pg_temp.sec_fk_load();
+ROLLBACK;
+RESET ROLE;
+-- TRIGGER: no filter
+SELECT pg_temp.sec_fk_make('INSERT, TRIGGER, SELECT (id)', true);
+SET ROLE regress_simhash_sec_writer;
+BEGIN;
+CREATE TRIGGER sec_fk_noop AFTER DELETE ON sec_fk FOR EACH STATEMENT EXECUTE FUNCTION sec_fk_noop();
+SELECT * FROM pg_temp.sec_fk_load();
+ROLLBACK;
+RESET ROLE;
+-- SELECT on the table, but row-level security hides the 343 rows: no filter
+SELECT pg_temp.sec_fk_make('INSERT, REFERENCES, SELECT', true);
+SET ROLE regress_simhash_sec_writer;
+BEGIN;
+ALTER TABLE sec_fk_ref ADD FOREIGN KEY (ref) REFERENCES sec_fk (id);
+SELECT * FROM pg_temp.sec_fk_load();
+ROLLBACK;
+RESET ROLE;
+-- SELECT without row-level security: the role may count the rows anyway, the filter is made
+SELECT pg_temp.sec_fk_make('INSERT, REFERENCES, SELECT', false);
+SET ROLE regress_simhash_sec_writer;
+BEGIN;
+ALTER TABLE sec_fk_ref ADD FOREIGN KEY (ref) REFERENCES sec_fk (id);
+SELECT * FROM pg_temp.sec_fk_load();
+ROLLBACK;
+RESET ROLE;
+-- UPDATE (LOCK TABLE allows the lock), without SELECT: the filter is made (see
+-- docs/security.md: such a role may take the table lock, and so the filter, anyway)
+SELECT pg_temp.sec_fk_make('INSERT, UPDATE, SELECT (id)', true);
+SET ROLE regress_simhash_sec_writer;
+BEGIN;
+LOCK TABLE sec_fk IN SHARE ROW EXCLUSIVE MODE;
+SELECT * FROM pg_temp.sec_fk_load();
+ROLLBACK;
+RESET ROLE;
+SELECT pg_temp.sec_fk_make('INSERT, UPDATE, SELECT (id)', true, threshold => true);
+SET ROLE regress_simhash_sec_writer;
+BEGIN;
+LOCK TABLE sec_fk IN SHARE ROW EXCLUSIVE MODE;
+SELECT * FROM pg_temp.sec_fk_load();
+ROLLBACK;
+RESET ROLE;
+DROP TABLE sec_fk, sec_fk_ref;
+DROP FUNCTION sec_fk_noop();
+
 DROP TABLE sec_cols, sec_similar, sec_docs, sec_bulk;
 DROP ROLE regress_simhash_sec_writer;
 DROP ROLE regress_simhash_sec_reader;

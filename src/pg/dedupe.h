@@ -190,6 +190,7 @@ extern size_t row_lock_keys(DedupeConfig *c, uint64 fp, const int64 *lsh, int nl
 extern void serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n);
 extern void serialize_bulk(DedupeConfig *c, const uint32 *keys, size_t n);
 extern bool holds_table(DedupeConfig *c);
+extern bool may_read_table_whole(DedupeConfig *c);
 extern uint64 row_lock_key_bound(DedupeConfig *c);
 extern bool bulk_takes_table(DedupeConfig *c, uint64 max_keys);
 extern Oid	set_bulk_root(Oid root);

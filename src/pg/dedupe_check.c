@@ -11,7 +11,9 @@
  * trigger of another function. It parses no SQL of the user's: one query, on
  * pg_catalog.pg_event_trigger_ddl_commands(), with every name and operator qualified and
  * the trigger's class passed as a parameter; then catalog reads by OID (the trigger, its
- * relation, the layouts of the extension's schema). Its errors tell the creator of the
+ * relation, the layouts of the extension's schema, the extension's functions by the
+ * schema's OID), none of which checks a privilege: a role without USAGE on the extension's
+ * schema still creates triggers of other functions. Its errors tell the creator of the
  * trigger what the first INSERT would have told a writer: types and names of columns of a
  * table on which the creator already holds TRIGGER privilege. A disabled event trigger
  * (ALTER EVENT TRIGGER ... DISABLE, a superuser's choice, or session_replication_role =

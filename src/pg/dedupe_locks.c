@@ -172,6 +172,24 @@ may_lock_table(DedupeConfig *c)
 							 ACL_UPDATE | ACL_DELETE | ACL_TRUNCATE) == ACLCHECK_OK;
 }
 
+/*
+ * True when the current user may have the table read whole for it: a table filter or
+ * index (dedupe_table_filter.c), whose making reads every row of the table, the rows it
+ * cannot see included, and logs how many (DEBUG1). holds_table() alone is not enough: a
+ * role without SELECT takes SHARE ROW EXCLUSIVE by other routes than LOCK TABLE, with
+ * REFERENCES (a foreign key to the table) or TRIGGER (CREATE TRIGGER on it). Allowed when
+ * the rule of the table lock allows it (may_lock_table(): the role could take the lock,
+ * and so the filter, anyway), or when the role may read the rows the filter would tell of
+ * (may_read_near_duplicate(): SELECT, no row-level security). Otherwise each row is
+ * searched, with the same answers. (The lock keys need no such rule: a transaction that
+ * holds the table lock, by whatever route, takes none.)
+ */
+bool
+may_read_table_whole(DedupeConfig *c)
+{
+	return may_lock_table(c) || may_read_near_duplicate(c);
+}
+
 /* The budget is spent and the current user may not lock the table: the row is refused. */
 static void
 refuse_past_budget(DedupeConfig *c)

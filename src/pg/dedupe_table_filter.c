@@ -664,6 +664,11 @@ consider(TableFilter *f, DedupeConfig *c, Trigger *tg)
 	f->next_look = f->searches + FILTER_LOOK_EVERY;
 	if (!holds_table(c))
 		return;
+	if (!may_read_table_whole(c))
+	{
+		f->given_up = true;		/* a lock taken by REFERENCES or TRIGGER: no filter */
+		return;
+	}
 	/*
 	 * With a threshold, only under READ COMMITTED: under REPEATABLE READ a search also
 	 * checks each near duplicate against the transaction's snapshot.

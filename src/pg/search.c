@@ -26,6 +26,7 @@
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_operator_d.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type_d.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -44,6 +45,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "capi/search_capi.h"
 #include "pg/citus.h"
@@ -249,13 +251,24 @@ within_selectivity(List *args)
 	return Min(1.0, ldexp(sum, -SIMHASH_FINGERPRINT_BITS));
 }
 
+/*
+ * Looked up in the catalog cache by namespace OID, name and exact argument types (the
+ * unique key of pg_proc: no other overload can match), with no privilege check. A lookup
+ * by qualified name (LookupFuncName) checks USAGE on the schema as the current user, so
+ * with the extension in a schema other roles may not use, the event trigger made every
+ * other role's CREATE TRIGGER fail ("permission denied for schema"), whatever function or
+ * table it named, and so did their inserts into tables with a dedupe trigger and their
+ * queries planned through simhash_near's support function.
+ */
 Oid
 simhash_extension_function(Oid nsp, const char *name, int nargs, const Oid *argtypes)
 {
-	List	   *qualified = list_make2(makeString(get_namespace_name(nsp)),
-									   makeString(pstrdup(name)));
+	oidvector  *args = buildoidvector(argtypes, nargs);
+	Oid			oid = GetSysCacheOid3(PROCNAMEARGSNSP, Anum_pg_proc_oid, CStringGetDatum(name),
+									  PointerGetDatum(args), ObjectIdGetDatum(nsp));
 
-	return LookupFuncName(qualified, nargs, argtypes, true);
+	pfree(args);
+	return oid;
 }
 
 /*

@@ -34,7 +34,10 @@ typedef struct SimhashSearchPlan
 	simhash_probe_plan probes;
 } SimhashSearchPlan;
 
-/* The extension's function `name(argtypes)` in namespace nsp, or InvalidOid. */
+/*
+ * The extension's function `name(argtypes)` in namespace nsp (exact types), or InvalidOid;
+ * looked up by OID, with no privilege check on the schema.
+ */
 extern Oid	simhash_extension_function(Oid nsp, const char *name, int nargs,
 									   const Oid *argtypes);
 

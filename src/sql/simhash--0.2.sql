@@ -1093,7 +1093,9 @@ CREATE FUNCTION simhash_create_index_statements(tbl regclass, col name,
 DECLARE
     b integer;
     names text[];
-    ind regclass;
+    nsp name;
+    qtbl text;
+    qind text;
 BEGIN
     -- The extension's schema must still bear the name it was installed under: renamed,
     -- another schema could take that name and stand in for the extension's objects.
@@ -1104,13 +1106,20 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
     -- The checks and layout of simhash_create_index, and 0A000 for a partitioned table.
-    SELECT l.nblocks, l.index_names INTO b, names
+    SELECT l.nsp, l.nblocks, l.index_names INTO nsp, b, names
     FROM @extschema@.simhash_index_layout(tbl, col, max_distance, blocks, true) l;
+    -- Every relation by schema and name: a regclass prints the name alone when this
+    -- function's search_path finds it, as it finds a temporary table, and the caller's
+    -- search_path may find another relation of that name first (public.docs before
+    -- pg_temp.docs): the statements would act on that one.
+    qtbl := format('%I.%I', nsp, (SELECT c.relname FROM pg_class c WHERE c.oid = tbl));
 
-    FOR ind IN SELECT x.index FROM @extschema@.simhash_block_indexes(tbl, col) x
-               JOIN pg_index i ON i.indexrelid = x.index
-               WHERE NOT i.indisvalid ORDER BY x.blocks, x.block, x.index::text LOOP
-        RETURN NEXT format('DROP INDEX CONCURRENTLY IF EXISTS %s', ind);
+    FOR qind IN SELECT format('%I.%I', n.nspname, c.relname)
+                FROM @extschema@.simhash_block_indexes(tbl, col) x
+                JOIN pg_index i ON i.indexrelid = x.index
+                JOIN pg_class c ON c.oid = x.index JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE NOT i.indisvalid ORDER BY x.blocks, x.block, x.index::text LOOP
+        RETURN NEXT format('DROP INDEX CONCURRENTLY IF EXISTS %s', qind);
     END LOOP;
 
     FOR i IN 0 .. b - 1 LOOP
@@ -1118,17 +1127,19 @@ BEGIN
                               JOIN pg_index pi ON pi.indexrelid = x.index
                               WHERE x.blocks = b AND x.block = i AND pi.indisvalid);
         RETURN NEXT format('CREATE INDEX CONCURRENTLY %I ON %s USING btree (@extschema@.simhash_block(%I, %s, %s), %I)',
-                           names[i + 1], tbl, col, b, i, col);
+                           names[i + 1], qtbl, col, b, i, col);
     END LOOP;
 
-    FOR ind IN SELECT x.index FROM @extschema@.simhash_block_indexes(tbl, col) x
-               JOIN pg_index i ON i.indexrelid = x.index
-               WHERE i.indisvalid AND x.blocks <> b ORDER BY x.blocks, x.block, x.index::text LOOP
-        RETURN NEXT format('DROP INDEX CONCURRENTLY IF EXISTS %s', ind);
+    FOR qind IN SELECT format('%I.%I', n.nspname, c.relname)
+                FROM @extschema@.simhash_block_indexes(tbl, col) x
+                JOIN pg_index i ON i.indexrelid = x.index
+                JOIN pg_class c ON c.oid = x.index JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE i.indisvalid AND x.blocks <> b ORDER BY x.blocks, x.block, x.index::text LOOP
+        RETURN NEXT format('DROP INDEX CONCURRENTLY IF EXISTS %s', qind);
     END LOOP;
-    RETURN NEXT format('ANALYZE %s', tbl);
+    RETURN NEXT format('ANALYZE %s', qtbl);
     RETURN NEXT format('SELECT @extschema@.simhash_layout_record(%L::pg_catalog.regclass, %L::pg_catalog.name, %s, %s)',
-                       tbl, col, max_distance, b);
+                       qtbl, col, max_distance, b);
 END
 $$;
 COMMENT ON FUNCTION simhash_create_index_statements(regclass, name, integer, integer) IS
