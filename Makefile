@@ -49,6 +49,7 @@ REGRESS = \
 	simhash_dedupe_sets \
 	simhash_dedupe_sets_malformed \
 	simhash_dedupe_probes \
+	simhash_dedupe_equivalence \
 	simhash_pairs \
 	simhash_similar \
 	simhash_hugetext \
