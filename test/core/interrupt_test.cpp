@@ -16,6 +16,8 @@
 #include <tuple>
 #include <vector>
 
+#include "capi/similar_pairs_capi.h"
+#include "capi/similarity_capi.h"
 #include "core/similar_pairs.hpp"
 #include "core/similarity.hpp"
 #include "core/weighted.hpp"
@@ -38,7 +40,9 @@ struct Counter {
     const std::uint64_t n = ++c->calls;
     return c->stop_at != 0 && n >= c->stop_at;
   }
+  static int ask_c(void* arg) { return ask(arg) ? 1 : 0; }
   InterruptCheck check() { return InterruptCheck{&Counter::ask, this}; }
+  simhash_interrupt c_check() { return simhash_interrupt{&Counter::ask_c, this}; }
 };
 
 // Text of about `bytes` bytes with many distinct shingles (random letters and digits).
@@ -204,6 +208,55 @@ TEST(Poll, EngineAsksWhileAddingAndVerifying) {
       }
     }
   }
+}
+
+TEST(Poll, CapiReturnsInterrupted) {
+  const std::string text = varied_text(3 << 20, 9);
+  char err[64];
+  simhash_similar* engine = nullptr;
+  ASSERT_EQ(simhash_similar_create(0.8, 2, &engine, err, sizeof(err)), SIMHASH_OK);
+  Counter stop(3);
+  const simhash_interrupt poll = stop.c_check();
+  simhash_similar_set_interrupt(engine, &poll);
+  const std::int64_t id = 1;
+  const char* data = text.data();
+  const std::size_t len = text.size();
+  EXPECT_EQ(simhash_similar_add(engine, &id, &data, &len, 1, err, sizeof(err)),
+            SIMHASH_INTERRUPTED);
+  EXPECT_STREQ(err, "interrupted");
+  simhash_similar_free(engine);
+
+  // the shingle counter: growing its table (of more than 64 K entries: one slice, then the
+  // poll) and copying its set out
+  std::vector<std::uint64_t> small(std::size_t{1} << 17);
+  simhash_shingle_counter state;
+  ASSERT_EQ(
+      simhash_shingle_counter_begin(&state, 1 << 20, small.data(), small.size(), err, sizeof(err)),
+      SIMHASH_OK);
+  std::vector<std::uint64_t> big(std::size_t{1} << 22);
+  Counter stop1(1);
+  const simhash_interrupt poll1 = stop1.c_check();
+  EXPECT_EQ(simhash_shingle_counter_grow(&state, big.data(), big.size(), &poll1, err, sizeof(err)),
+            SIMHASH_INTERRUPTED);
+  EXPECT_EQ(stop1.calls, 1u);
+  ASSERT_EQ(
+      simhash_shingle_counter_begin(&state, 1 << 20, big.data(), big.size(), err, sizeof(err)),
+      SIMHASH_OK);
+  std::uint64_t count = 0;
+  ASSERT_EQ(simhash_shingle_counter_feed(&state, text.data(), 1 << 20, &count, err, sizeof(err)),
+            SIMHASH_OK);
+  std::vector<std::uint64_t> out(count);
+  std::size_t n = 0;
+  Counter stop2(2);
+  const simhash_interrupt poll2 = stop2.c_check();
+  EXPECT_EQ(
+      simhash_shingle_counter_set(&state, out.data(), out.size(), &n, &poll2, err, sizeof(err)),
+      SIMHASH_INTERRUPTED);
+  const simhash_interrupt none{nullptr, nullptr};
+  EXPECT_EQ(
+      simhash_shingle_counter_set(&state, out.data(), out.size(), &n, &none, err, sizeof(err)),
+      SIMHASH_OK);
+  EXPECT_EQ(n, count);
 }
 
 }  // namespace
