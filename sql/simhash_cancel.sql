@@ -1,9 +1,9 @@
 -- A cancel is answered within a second whatever one row holds: every entry point that
 -- takes a text or a query, on a row of 25.6 million characters, cancelled by
 -- statement_timeout (SQLSTATE 57014). The engine of the verified all-pairs functions and
--- of the bulk load's plan shingled a batch in one call (their cancels came 2 s late for
--- this row, 4 s at 0.5), and the trigger sorted a candidate's shingles in one call (up to
--- 1.9 s late below); the core now asks the glue's interrupt poll as it goes
+-- of the bulk load's plan shingled a batch in one call (their cancels came 1.3 to 2 s late
+-- for this row, 2.7 to 4 s at 0.5), and the trigger sorted a candidate's shingles in one
+-- call (up to 2.5 s late below); the core now asks the glue's interrupt poll as it goes
 -- (docs/internals.md). The other entry points looked for interrupts already: they must go
 -- on doing so.
 SET client_min_messages = warning;
@@ -121,9 +121,10 @@ SELECT count(*) AS docs FROM docs;
 -- characters and 18.7 million distinct shingles, which the trigger counts (its table
 -- growing to 2^26 entries) and sorts. The timeout must fall in the candidate's part: after
 -- the new row's own shingling, which takes about as long as the candidate's insert below
--- (t_insert), and before the end (about 3.3 t_insert). At 3 t_insert it fell in the sort,
--- which took 2 s without a look for interrupts (the cancel came up to 1.9 s late: in 2 runs
--- of 3, the third falling just before the sort). Whenever it falls, it must come within 1 s.
+-- (t_insert), and before the end (about 3.3 t_insert). At 3 t_insert it fell, in about
+-- half the runs, in the sort, which took 2 s without a look for interrupts (the cancel came
+-- 1.3 to 1.9 s late); in the others, in the count, which looked for them. Wherever it
+-- falls, the cancel must come within 1 s.
 CREATE TEMP TABLE varied AS
   SELECT string_agg(encode(sha256(i::text::bytea), 'base64'), '' ORDER BY i) AS body
   FROM generate_series(1, 568182) i;
