@@ -53,6 +53,7 @@ REGRESS = \
 	simhash_pairs \
 	simhash_similar \
 	simhash_hugetext \
+	simhash_cancel \
 	simhash_hostile \
 	simhash_overloads \
 	simhash_trusted \

@@ -7,6 +7,8 @@
  *    NUL-terminated when errcap > 0, truncated to fit);
  *  - no heap memory crosses it: the caller owns every buffer and every state object;
  *  - nothing here calls back into PostgreSQL, so no PostgreSQL longjmp can cross C++ frames.
+ *    The one call back is the caller's interrupt poll (simhash_interrupt), which must not
+ *    longjmp either.
  */
 #ifndef SIMHASH_CAPI_H
 #define SIMHASH_CAPI_H
@@ -30,8 +32,23 @@ typedef enum simhash_status {
   SIMHASH_INVALID_ARGUMENT = 2, /* a caller's mistake: SQLSTATE 22023 */
   SIMHASH_INTERNAL_ERROR = 3,   /* a bug: SQLSTATE XX000 */
   SIMHASH_OUT_OF_MEMORY = 4,    /* std::bad_alloc: SQLSTATE 53200 */
-  SIMHASH_LIMIT_EXCEEDED = 5    /* std::length_error, a documented limit: SQLSTATE 54000 */
+  SIMHASH_LIMIT_EXCEEDED = 5,   /* std::length_error, a documented limit: SQLSTATE 54000 */
+  SIMHASH_INTERRUPTED = 6       /* the caller's interrupt poll said stop: the caller's cancel */
 } simhash_status;
+
+/*
+ * An interrupt poll, passed to the calls that can run long whatever their input (shingling
+ * a text of any length, sorting a large set): check(arg) returns non-zero to stop. It is
+ * called on the calling thread only, about every 64 kB of text or 64 K values (a few hundred
+ * microseconds apart), and must return quickly: no longjmp, no C++ exception, nothing that
+ * can raise an error. When it says stop, the call returns SIMHASH_INTERRUPTED (the caller
+ * then raises its cancel), and the state it was working on is only to be freed. A NULL poll
+ * or check never stops.
+ */
+typedef struct simhash_interrupt {
+  int (*check)(void *arg);
+  void *arg;
+} simhash_interrupt;
 
 typedef struct simhash_options {
   int32_t shingle;     /* tokens per feature */

@@ -18,6 +18,7 @@ struct simhash_similar {
   simhash_similar(double t, int threads) : engine(t, threads) {}
   simhash::SimilarPairs engine;
   std::vector<simhash::SimilarClusterRow> cluster_rows;
+  simhash_interrupt interrupt{};  // the caller's poll, which the engine's check points to
 };
 
 namespace {
@@ -78,6 +79,13 @@ simhash_status simhash_similar_create(double min_similarity, int32_t threads,
 }
 
 void simhash_similar_free(simhash_similar* engine) noexcept { delete engine; }
+
+void simhash_similar_set_interrupt(simhash_similar* engine,
+                                   const simhash_interrupt* interrupt) noexcept {
+  if (engine == nullptr) return;
+  engine->interrupt = interrupt != nullptr ? *interrupt : simhash_interrupt{};
+  engine->engine.set_interrupt(simhash::capi::interrupt_check(&engine->interrupt));
+}
 
 simhash_status simhash_similar_add(simhash_similar* engine, const int64_t* ids,
                                    const char* const* texts, const std::size_t* lens,

@@ -7,9 +7,9 @@
  * simhash_similar_create() allocates it on the C++ heap and hands back an opaque handle
  * that the caller must give to simhash_similar_free() exactly once, also when an error
  * unwinds it (the PostgreSQL glue registers the free as a reset callback of the memory
- * context the handle lives in). No function here calls back into the caller: between
- * calls the caller may check for interrupts, and an error between calls leaks nothing
- * once the handle is freed.
+ * context the handle lives in). No function here calls back into the caller but through
+ * its interrupt poll (simhash_similar_set_interrupt()): between calls the caller may check
+ * for interrupts, and an error between calls leaks nothing once the handle is freed.
  */
 #ifndef SIMHASH_SIMILAR_PAIRS_CAPI_H
 #define SIMHASH_SIMILAR_PAIRS_CAPI_H
@@ -67,6 +67,14 @@ simhash_status simhash_similar_create(double min_similarity, int32_t threads,
 
 /* Frees an engine (NULL is ignored). */
 void simhash_similar_free(simhash_similar *engine) SIMHASH_NOEXCEPT;
+
+/*
+ * The interrupt poll the engine asks while simhash_similar_add(), _next() and
+ * _cluster_step() work (a copy is kept; NULL: none): a batch of rows, and one row, may hold
+ * any amount of text. After SIMHASH_INTERRUPTED the engine is only to be freed.
+ */
+void simhash_similar_set_interrupt(simhash_similar *engine,
+                                   const simhash_interrupt *interrupt) SIMHASH_NOEXCEPT;
 
 /* Adds n rows: ids[i] and the UTF-8 text texts[i] of lens[i] bytes (read during the call). */
 simhash_status simhash_similar_add(simhash_similar *engine, const int64_t *ids,

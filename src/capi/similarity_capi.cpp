@@ -79,10 +79,12 @@ std::size_t simhash_shingle_counter_table_before(const simhash_shingle_counter* 
 }
 
 simhash_status simhash_shingle_counter_grow(simhash_shingle_counter* counter, std::uint64_t* table,
-                                            std::size_t table_size, char* errbuf,
+                                            std::size_t table_size,
+                                            const simhash_interrupt* interrupt, char* errbuf,
                                             std::size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
-    counter_of(counter)->grow(table, table_size);
+    simhash::Poll poll(simhash::capi::interrupt_check(interrupt));
+    counter_of(counter)->grow(table, table_size, &poll);
     return SIMHASH_OK;
   });
 }
@@ -124,12 +126,14 @@ simhash_status simhash_shingle_counter_end(simhash_shingle_counter* counter, std
 
 simhash_status simhash_shingle_counter_set(const simhash_shingle_counter* counter,
                                            std::uint64_t* out, std::size_t out_cap, std::size_t* n,
-                                           char* errbuf, std::size_t errcap) noexcept {
+                                           const simhash_interrupt* interrupt, char* errbuf,
+                                           std::size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
     if (n == nullptr) throw std::invalid_argument("null argument");
     const ShingleCounter* c = counter_of(counter);
     if (c->over()) throw std::invalid_argument("the shingle count passed its cap");
-    *n = c->sorted(out, out_cap);
+    simhash::Poll poll(simhash::capi::interrupt_check(interrupt));
+    *n = c->sorted(out, out_cap, &poll);
     return SIMHASH_OK;
   });
 }

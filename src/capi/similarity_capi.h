@@ -50,6 +50,10 @@ typedef struct simhash_shingle_counter {
  * simhash_shingle_counter_table_before(counter, len) entries, at most those that cap + 1
  * shingles need; simhash_shingle_counter_grow() moves the shingles into a larger table
  * (the old one may then be freed).
+ *
+ * Growing a table and copying the set out take time with the shingles (a second for tens
+ * of millions): both ask the interrupt poll as they go (NULL: none); after
+ * SIMHASH_INTERRUPTED the counter is only to be dropped (the new table may then be freed too).
  */
 #define SIMHASH_SHINGLE_COUNTER_MIN_TABLE 16
 /* The table entries that hold `distinct` shingles (0 when too many to be served). */
@@ -61,8 +65,8 @@ size_t simhash_shingle_counter_table_size(const simhash_shingle_counter *counter
 size_t simhash_shingle_counter_table_before(const simhash_shingle_counter *counter,
                                             size_t len) SIMHASH_NOEXCEPT;
 simhash_status simhash_shingle_counter_grow(simhash_shingle_counter *counter, uint64_t *table,
-                                            size_t table_size, char *errbuf,
-                                            size_t errcap) SIMHASH_NOEXCEPT;
+                                            size_t table_size, const simhash_interrupt *interrupt,
+                                            char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
 /* Feeds the next piece (cut anywhere); *count: distinct shingles so far, at most cap + 1. */
 simhash_status simhash_shingle_counter_feed(simhash_shingle_counter *counter, const char *data,
                                             size_t len, uint64_t *count, char *errbuf,
@@ -72,7 +76,8 @@ simhash_status simhash_shingle_counter_end(simhash_shingle_counter *counter, uin
                                            char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
 /* The set counted (ascending) into out[0..*n), within the cap; SIMHASH_INVALID_ARGUMENT past it. */
 simhash_status simhash_shingle_counter_set(const simhash_shingle_counter *counter, uint64_t *out,
-                                           size_t out_cap, size_t *n, char *errbuf,
+                                           size_t out_cap, size_t *n,
+                                           const simhash_interrupt *interrupt, char *errbuf,
                                            size_t errcap) SIMHASH_NOEXCEPT;
 
 /*

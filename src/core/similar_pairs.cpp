@@ -4,6 +4,8 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -25,28 +27,46 @@ namespace {
 constexpr std::size_t kMinRowsPerThread = 64;
 constexpr std::size_t kMinPairsPerThread = 256;
 
-// Runs f(slice, begin, end) over [0, n) cut into `threads` slices: slice 0 on the calling thread,
-// the others on new threads that start with every signal blocked. Rethrows the first
-// exception of any slice after all have finished.
+// Runs f(slice, begin, end, poll) over [0, n) cut into `threads` slices: slice 0 on the
+// calling thread, the others on new threads that start with every signal blocked. Each slice
+// polls as it goes: slice 0 asks `check` (and sets a stop flag when it says stop), the
+// others read the flag; once its own slice is done, the calling thread goes on asking every
+// millisecond until the others are done. An exception of a slice sets the flag too. After
+// all have finished, rethrows the first exception other than Interrupted, else Interrupted
+// if a slice was interrupted.
 template <typename F>
-void run_parallel(int threads, std::size_t n, std::size_t min_per_thread, F f) {
+void run_parallel(int threads, std::size_t n, std::size_t min_per_thread, InterruptCheck check,
+                  F f) {
   std::size_t t = static_cast<std::size_t>(threads < 1 ? 1 : threads);
   if (min_per_thread > 0) t = std::min(t, std::max<std::size_t>(1, n / min_per_thread));
+  std::atomic<bool> stop{false};
   if (t <= 1) {
-    f(std::size_t{0}, std::size_t{0}, n);
+    Poll poll(check, &stop);
+    f(std::size_t{0}, std::size_t{0}, n, poll);
     return;
   }
   std::vector<std::exception_ptr> errors(t);
+  std::unique_ptr<std::atomic<bool>[]> interrupted(new std::atomic<bool>[t]);
+  for (std::size_t k = 0; k < t; ++k) interrupted[k] = false;
+  std::atomic<std::size_t> running{0};
   std::vector<std::thread> workers;
   workers.reserve(t - 1);
   auto slice = [&](std::size_t k) {
     const std::size_t begin = n * k / t;
     const std::size_t end = n * (k + 1) / t;
+    Poll poll = k == 0 ? Poll(check, &stop) : Poll::worker(&stop);
     try {
-      f(k, begin, end);
+      f(k, begin, end, poll);
+    } catch (const Interrupted&) {
+      interrupted[k] = true;
     } catch (...) {
       errors[k] = std::current_exception();
+      stop = true;
     }
+  };
+  auto worker = [&](std::size_t k) {
+    slice(k);
+    running.fetch_sub(1);
   };
   {
     // A new thread inherits the creating thread's signal mask: block everything while
@@ -56,28 +76,67 @@ void run_parallel(int threads, std::size_t n, std::size_t min_per_thread, F f) {
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     try {
-      for (std::size_t k = 1; k < t; ++k) workers.emplace_back(slice, k);
+      for (std::size_t k = 1; k < t; ++k) {
+        running.fetch_add(1);
+        try {
+          workers.emplace_back(worker, k);
+        } catch (...) {
+          running.fetch_sub(1);
+          throw;
+        }
+      }
     } catch (...) {
       pthread_sigmask(SIG_SETMASK, &old, nullptr);
+      stop = true;
       for (auto& w : workers) w.join();
       throw;
     }
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
   slice(0);
+  if (check.fn != nullptr) {
+    Poll poll(check, &stop);
+    while (running.load() > 0 && !poll.should_stop()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
   for (auto& w : workers) w.join();
   for (auto& e : errors) {
     if (e) std::rethrow_exception(e);
   }
+  for (std::size_t k = 0; k < t; ++k) {
+    if (interrupted[k]) throw Interrupted{};
+  }
 }
 
+// Runs f(at, m) over [0, n) in pieces of Poll::kUnits, asking the poll between them.
+template <typename F>
+void in_pieces(std::size_t n, Poll& poll, F f) {
+  constexpr auto kPiece = static_cast<std::size_t>(Poll::kUnits);
+  for (std::size_t at = 0; at < n;) {
+    const std::size_t m = std::min(n - at, kPiece);
+    f(at, m);
+    at += m;
+    poll.work(m);
+  }
+}
 
 // A second digest of a set, independent of set_digest (another seed and another chain):
 // in external mode, identical sets are those of equal size and both digests.
+// (In pieces: second_digest_add() over consecutive pieces of a set, from begin(n) to end().)
+std::uint64_t second_digest_begin(std::size_t n) noexcept {
+  return mix64(0xA4093822299F31D0ULL + n);
+}
+std::uint64_t second_digest_add(std::uint64_t h, const std::uint64_t* piece,
+                                std::size_t m) noexcept {
+  for (std::size_t i = 0; i < m; ++i) {
+    h = mix64(h + piece[i] * 0x9E3779B97F4A7C15ULL) ^ 0x082EFA98EC4E6C89ULL;
+  }
+  return h;
+}
+std::uint64_t second_digest_end(std::uint64_t h) noexcept { return mix64(h); }
 std::uint64_t second_digest(const std::uint64_t* set, std::size_t n) noexcept {
-  std::uint64_t h = mix64(0xA4093822299F31D0ULL + n);
-  for (std::size_t i = 0; i < n; ++i) h = mix64(h + set[i] * 0x9E3779B97F4A7C15ULL) ^ 0x082EFA98EC4E6C89ULL;
-  return mix64(h);
+  return second_digest_end(second_digest_add(second_digest_begin(n), set, n));
 }
 
 constexpr std::uint64_t kNowhere = ~std::uint64_t{0};
@@ -103,20 +162,28 @@ std::vector<SimilarRecipe> similar_recipes(double t) {
 }
 
 std::optional<std::uint64_t> binary_fingerprint(std::string_view text, TokenizerKind tokenizer,
-                                                int n) {
+                                                int n, Poll* poll) {
+  Poll never;
+  Poll& p = poll != nullptr ? *poll : never;
   TextOptions options;
   options.tokenizer = tokenizer;
   options.n = n;
   options.weighting = Weighting::Binary;
   TextFingerprinter fp(options);
+  // Fed a chunk at a time, the poll asked between chunks.
+  constexpr std::size_t kChunk = std::size_t{1} << 16;
   if (!fp.needs_buffer()) {
-    fp.feed(text.data(), text.size());
+    for (std::size_t done = 0; done < text.size();) {
+      const std::size_t want = std::min(text.size() - done, kChunk);
+      fp.feed(text.data() + done, want);
+      done += want;
+      p.work(want);
+    }
     return fp.fingerprint();
   }
-  // The buffer grows with the features (about one a character), fed a chunk at a time: sized
-  // up front for the worst case of a text (18 features a byte), it was 144 zeroed bytes a
-  // byte of text, 2.2 GB for a 15 MB row, held on each of the engine's threads.
-  constexpr std::size_t kChunk = std::size_t{1} << 16;
+  // The buffer grows with the features (about one a character): sized up front for the
+  // worst case of a text (18 features a byte), it was 144 zeroed bytes a byte of text,
+  // 2.2 GB for a 15 MB row, held on each of the engine's threads.
   std::vector<std::uint64_t> buffer(fp.capacity_for(std::min(text.size(), kChunk)));
   fp.set_buffer(buffer.data(), buffer.size());
   for (std::size_t done = 0; done < text.size();) {
@@ -127,7 +194,9 @@ std::optional<std::uint64_t> binary_fingerprint(std::string_view text, Tokenizer
     }
     fp.feed(text.data() + done, want);
     done += want;
+    p.work(want);
   }
+  fp.sort(p);
   return fp.fingerprint();
 }
 
@@ -161,18 +230,31 @@ void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, s
   std::vector<unsigned char> has_fp(n * nrec);
   std::vector<std::uint64_t> digests(n);
   std::vector<std::uint64_t> digests2(external_ ? n : 0);
-  run_parallel(threads_, n, kMinRowsPerThread, [&](std::size_t, std::size_t begin, std::size_t end) {
+  // Each row's work in pieces, the poll asked between them: a row of 25 million characters
+  // takes seconds.
+  run_parallel(threads_, n, kMinRowsPerThread, interrupt_,
+               [&](std::size_t, std::size_t begin, std::size_t end, Poll& poll) {
     for (std::size_t i = begin; i < end; ++i) {
-      sets[i] = shingle_set(texts[i]);
-      if (sets[i].empty()) continue;
-      digests[i] = set_digest(sets[i].data(), sets[i].size());
-      if (external_) digests2[i] = second_digest(sets[i].data(), sets[i].size());
+      sets[i] = shingle_set(texts[i], kSimilarityShingle, &poll);
+      const std::vector<std::uint64_t>& s = sets[i];
+      if (s.empty()) continue;
+      std::uint64_t d = set_digest_begin(s.size());
+      std::uint64_t d2 = second_digest_begin(s.size());
+      LshSketch sketch;
+      in_pieces(s.size(), poll, [&](std::size_t at, std::size_t m) {
+        d = set_digest_add(d, s.data() + at, m);
+        if (external_) d2 = second_digest_add(d2, s.data() + at, m);
+        if (lsh) sketch.add(s.data() + at, m);
+      });
+      digests[i] = set_digest_end(d);
+      if (external_) digests2[i] = second_digest_end(d2);
       if (lsh) {
-        const auto k = lsh_keys(sets[i].data(), sets[i].size());
+        const auto k = sketch.keys();
         std::copy(k.begin(), k.end(), keys.begin() + static_cast<std::ptrdiff_t>(i * kLshBands));
       }
       for (std::size_t r = 0; r < nrec; ++r) {
-        const auto fp = binary_fingerprint(texts[i], recipes_[r].tokenizer, recipes_[r].n);
+        const auto fp =
+            binary_fingerprint(texts[i], recipes_[r].tokenizer, recipes_[r].n, &poll);
         has_fp[i * nrec + r] = fp.has_value();
         fps[i * nrec + r] = fp.value_or(0);
       }
@@ -440,7 +522,8 @@ void SimilarPairs::verify_candidates() {
   std::size_t t = static_cast<std::size_t>(threads_);
   t = std::min(t, std::max<std::size_t>(1, n / kMinPairsPerThread));
   std::vector<std::vector<SetPair>> found(t);
-  run_parallel(static_cast<int>(t), n, 0, [&](std::size_t k, std::size_t begin, std::size_t end) {
+  run_parallel(static_cast<int>(t), n, 0, interrupt_,
+               [&](std::size_t k, std::size_t begin, std::size_t end, Poll& poll) {
     auto& out = found[k];
     const std::size_t skip = recipes_[0].lsh ? kLshBands : 0;
     for (std::size_t c = begin; c < end; ++c) {
@@ -466,6 +549,7 @@ void SimilarPairs::verify_candidates() {
         db = set_data(b);
       }
       const std::uint64_t common = common_at_least(da, na, db, nb, need);
+      poll.work(na + nb);
       if (common < need) continue;
       const double sim = jaccard_of(common, na, nb);
       if (sim >= threshold_) out.push_back(SetPair{a, b, sim});

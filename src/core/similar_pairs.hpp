@@ -18,10 +18,13 @@
 //         -> pairs of rows, or a union-find over the groups for clusters.
 //
 // The work after add() is done in bounded steps (step(), next()), so a caller can check
-// for interrupts and report progress between them. Worker threads run only inside add()
-// and next(), never touch the caller's state, start with every signal blocked (signals
-// reach the caller's thread only), and hand back any exception to the calling thread,
-// which rethrows it after they have all finished.
+// for interrupts and report progress between them; within a call, and within add() (a
+// batch, and a row, may hold any amount of text), the engine asks the caller's interrupt
+// check as it goes (set_interrupt()). Worker threads run only inside add() and next(),
+// never touch the caller's state (they poll a stop flag that the calling thread sets when
+// its check says stop), start with every signal blocked (signals reach the caller's thread
+// only), and hand back any exception to the calling thread, which rethrows it after they
+// have all finished.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +34,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/interrupt.hpp"
 #include "core/near_pairs.hpp"
 #include "core/no_postgres.hpp"
 #include "core/text_options.hpp"
@@ -72,6 +76,12 @@ class SimilarPairs {
   SimilarPairs(double min_similarity, int threads);
   SimilarPairs(const SimilarPairs&) = delete;
   SimilarPairs& operator=(const SimilarPairs&) = delete;
+
+  // The caller's interrupt check (interrupt.hpp), asked on the calling thread while add(),
+  // next() and cluster_step() work (the worker threads stop with it): about every 64 kB of
+  // a text shingled and 64 K shingles hashed, sorted or merged. When it says stop, those
+  // throw Interrupted, and the engine is then only to be destroyed.
+  void set_interrupt(InterruptCheck check) noexcept { interrupt_ = check; }
 
   // Adds n rows: ids and UTF-8 texts (the caller's memory, read during the call only).
   // Texts without a character (an empty shingle set) are left out, as in simhash_jaccard
@@ -193,6 +203,7 @@ class SimilarPairs {
 
   double threshold_;
   int threads_;
+  InterruptCheck interrupt_;
   std::vector<SimilarRecipe> recipes_;
   Phase phase_ = Phase::Adding;
 
@@ -266,8 +277,9 @@ class SimilarPairs {
 };
 
 // The binary-weighted fingerprint of a text with a tokenizer and n, as
-// simhash(text, tokenizer, n, 'binary'); nullopt for a text without features.
+// simhash(text, tokenizer, n, 'binary'); nullopt for a text without features. With a poll,
+// asks it as it goes (throws Interrupted).
 std::optional<std::uint64_t> binary_fingerprint(std::string_view text, TokenizerKind tokenizer,
-                                                int n);
+                                                int n, Poll* poll = nullptr);
 
 }  // namespace simhash

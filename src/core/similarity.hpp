@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/interrupt.hpp"
 #include "core/no_postgres.hpp"
 #include "core/text_options.hpp"
 #include "core/tokenizer.hpp"
@@ -82,9 +83,11 @@ std::uint64_t set_digest_end(std::uint64_t state) noexcept;
 // normalized characters (a text of fewer than n characters has one shingle of them all; a
 // text without characters has none). The same features as simhash(text, 'char', n).
 // The most features shingle_set() collects from one text (512 MB of them, the limit of the
-// SQL functions too); beyond, std::length_error.
+// SQL functions too); beyond, std::length_error. With a poll, asks it as it goes (about every
+// 64 kB of text and 64 K features sorted; throws Interrupted).
 inline constexpr std::size_t kMaxSetFeatures = std::size_t{1} << 26;
-std::vector<std::uint64_t> shingle_set(std::string_view text, int n = kSimilarityShingle);
+std::vector<std::uint64_t> shingle_set(std::string_view text, int n = kSimilarityShingle,
+                                       Poll* poll = nullptr);
 
 // The distinct shingles of a text read piece by piece (cut anywhere, even inside a UTF-8
 // sequence), counted up to a cap, in a table the caller owns: O(cap) memory whatever the
@@ -120,7 +123,9 @@ class ShingleCounter {
   std::size_t table_size() const noexcept { return static_cast<std::size_t>(mask_ + 1); }
   // Moves the shingles counted into a new table of table_size entries (a power of two, at
   // least table_size()); the old one is no longer used. std::invalid_argument otherwise.
-  void grow(std::uint64_t* table, std::size_t table_size);
+  // With a poll, asks it as it goes (throws Interrupted: the counter is then only to be
+  // dropped).
+  void grow(std::uint64_t* table, std::size_t table_size, Poll* poll = nullptr);
 
   // Feeds the next piece of UTF-8 text; does nothing once over the cap or after end().
   // Throws std::logic_error when the table is smaller than table_size_before(size).
@@ -136,8 +141,8 @@ class ShingleCounter {
   bool ended() const noexcept { return ended_; }
   // The shingles counted, ascending as unsigned values, into out[0..count()); returns
   // count(). Throws std::logic_error when over the cap and std::invalid_argument when
-  // out_cap < count().
-  std::size_t sorted(std::uint64_t* out, std::size_t out_cap) const;
+  // out_cap < count(). With a poll, asks it as it goes (throws Interrupted).
+  std::size_t sorted(std::uint64_t* out, std::size_t out_cap, Poll* poll = nullptr) const;
 
   // The tokenizer's sink (public for the tokenizer only): characters -> shingles -> table.
   struct Sink {

@@ -163,6 +163,15 @@ bool TextFingerprinter::sort_step(SlicedSort& sort, std::size_t work) {
   return sorted_;
 }
 
+void TextFingerprinter::sort(Poll& poll) {
+  if (sorting_) throw std::logic_error("sort() after sort_step()");
+  constexpr auto kSlice = static_cast<std::size_t>(Poll::kUnits);
+  SlicedSort sort;  // its 19 kB left uninitialized: a short text pays nothing for it
+  while (!sort_step(sort, kSlice)) poll.work(kSlice);
+  // The sort is done: the next calls need not see it (and it is about to go away).
+  sorting_ = false;
+}
+
 std::optional<std::uint64_t> TextFingerprinter::fingerprint(const DfTable* df) {
   if (fast_) {
     if (ended_) throw std::logic_error("fingerprint() called twice");

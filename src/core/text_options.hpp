@@ -140,6 +140,9 @@ class TextFingerprinter {
   bool sort_step(SlicedSort& sort, std::size_t work);
   // sort_step() has begun (its SlicedSort is in use).
   bool sorting() const noexcept { return sorting_; }
+  // Ends the text and sorts the collected features in slices of Poll::kUnits values, asking
+  // `poll` between them (throws Interrupted). Only when needs_buffer(), before sort_step().
+  void sort(Poll& poll);
 
   // The fingerprint: nullopt when the text has fewer than min_features features (none at
   // all included). `df` is used by Weighting::Idf. Call once.

@@ -194,6 +194,17 @@ void sort_features(std::uint64_t* features, std::size_t n) noexcept {
   }
 }
 
+void sort_features(std::uint64_t* features, std::size_t n, Poll& poll) {
+  if (n <= SlicedSort::kLeaf) {
+    radix_sort(features, n, 56);
+    return;
+  }
+  constexpr auto kSlice = static_cast<std::size_t>(Poll::kUnits);
+  SlicedSort sort;
+  sort.begin(features, n);
+  while (!sort.step(kSlice)) poll.work(kSlice);
+}
+
 void SlicedSort::begin(std::uint64_t* a, std::size_t n) noexcept {
   a_ = a;
   n_ = n;

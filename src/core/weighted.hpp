@@ -25,6 +25,7 @@
 #include <optional>
 #include <string_view>
 
+#include "core/interrupt.hpp"
 #include "core/no_postgres.hpp"
 
 namespace simhash {
@@ -151,6 +152,9 @@ class WeightedCounter {
 // buckets. No heap memory; at most 8 levels of 6 kB of stack. Large inputs go through
 // SlicedSort in one slice.
 void sort_features(std::uint64_t* features, std::size_t n) noexcept;
+// The same, in slices of Poll::kUnits values, asking `poll` between them (throws Interrupted;
+// the values are then in no particular order).
+void sort_features(std::uint64_t* features, std::size_t n, Poll& poll);
 
 // The same sort done in slices of bounded work, so that a caller can do something else
 // between slices (the PostgreSQL glue checks for interrupts: a 64-million-feature sort takes

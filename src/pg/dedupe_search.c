@@ -274,7 +274,8 @@ counter_room(CandidateCounter *cc, size_t len)
 	{
 		uint64	   *table = palloc_extended(sizeof(uint64) * need, MCXT_ALLOC_HUGE);
 
-		simhash_check_status(simhash_shingle_counter_grow(&cc->state, table, need, errbuf,
+		simhash_check_status(simhash_shingle_counter_grow(&cc->state, table, need,
+														  &simhash_pg_interrupt, errbuf,
 														  sizeof(errbuf)),
 							 errbuf);
 		pfree(cc->table);
@@ -573,6 +574,7 @@ candidate_similar(Search *s, Datum d, double *similarity)
 		SimhashShingleSet other;
 
 		simhash_check_status(simhash_shingle_counter_set(&cc.state, set, Max(cc.count, 1), &n,
+														 &simhash_pg_interrupt,
 														 errbuf, sizeof(errbuf)),
 							 errbuf);
 		pfree(cc.table);

@@ -79,9 +79,30 @@ simhash_init_materialized_srf(FunctionCallInfo fcinfo)
 }
 #endif
 
+/*
+ * What ProcessInterrupts() would act on now: a terminate, or a cancel not held off. (Read
+ * only: the flags stay set for CHECK_FOR_INTERRUPTS() to act on.)
+ */
+static int
+interrupt_pending(void *arg)
+{
+	return InterruptPending && InterruptHoldoffCount == 0 && CritSectionCount == 0 &&
+		(ProcDiePending || (QueryCancelPending && QueryCancelHoldoffCount == 0));
+}
+
+const simhash_interrupt simhash_pg_interrupt = {interrupt_pending, NULL};
+
 void
 simhash_raise_status(simhash_status status, const char *message)
 {
+	if (status == SIMHASH_INTERRUPTED)
+	{
+		/* the cancel (statement timeout, pg_cancel_backend) or terminate the poll saw */
+		CHECK_FOR_INTERRUPTS();
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("canceling statement due to user request")));
+	}
 	if (status == SIMHASH_INVALID_ARGUMENT)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -20,8 +20,9 @@
 
 /*
  * Raises the PostgreSQL error matching a failed C ABI call: SIMHASH_INVALID_ARGUMENT
- * becomes SQLSTATE 22023 (invalid_parameter_value), SIMHASH_OUT_OF_MEMORY 53200, anything
- * else XX000 (internal_error).
+ * becomes SQLSTATE 22023 (invalid_parameter_value), SIMHASH_OUT_OF_MEMORY 53200,
+ * SIMHASH_LIMIT_EXCEEDED 54000, SIMHASH_INTERRUPTED the pending cancel or terminate itself
+ * (CHECK_FOR_INTERRUPTS(); 57014 if that returns), anything else XX000 (internal_error).
  */
 SIMHASH_NORETURN extern void simhash_raise_status(simhash_status status, const char *message);
 
@@ -33,6 +34,16 @@ extern const char *simhash_text_utf8(text *t, size_t *len);
 
 /* The same for n bytes in the database encoding (a lexeme, say). */
 extern const char *simhash_bytes_utf8(const char *data, int n, size_t *len);
+
+/*
+ * The interrupt poll the glue passes to the C ABI calls that can run long whatever their
+ * input (the core asks it every 64 kB of text or 64 K values, on the calling thread): it
+ * says stop when CHECK_FOR_INTERRUPTS() would cancel the query or end the backend, reading
+ * only the flags the signal handlers set (it never longjmps). The call then returns
+ * SIMHASH_INTERRUPTED, which simhash_raise_status() turns into that cancel, outside any C++
+ * frame.
+ */
+extern const simhash_interrupt simhash_pg_interrupt;
 
 /* Raises the error of a failed C ABI call; does nothing for SIMHASH_OK. */
 static inline void

@@ -31,9 +31,11 @@
  * read-only transaction; temp_file_limit bounds them; an error or a cancel closes them.
  *
  * Interrupts are checked between the engine's calls (a batch of rows, a batch of
- * candidates), never inside them. The engine's memory is C++ heap, freed by a reset
- * callback of the memory context of the call, so an error (or a cancel) between calls
- * frees it too.
+ * candidates), and inside them the engine asks the glue's poll (simhash_pg_interrupt: a
+ * row of 25 million characters takes seconds to shingle), returning SIMHASH_INTERRUPTED,
+ * which raises the cancel once the call has returned. The engine's memory is C++ heap,
+ * freed by a reset callback of the memory context of the call, so an error (or a cancel)
+ * between calls frees it too.
  */
 #include "postgres.h"
 
@@ -504,6 +506,7 @@ read_query(SimilarRun *run, const char *query)
 															sizeof(errbuf)), errbuf);
 			}
 			MemoryContextReset(run->row_cxt);
+			CHECK_FOR_INTERRUPTS();
 		}
 		SPI_freetuptable(SPI_tuptable);
 		if (n == 0)
@@ -645,6 +648,7 @@ similar_run_begin(const char *fname, double t, Size limit, const char *limit_nam
 	simhash_check_status(simhash_similar_create(t, Min(1 + Max(max_parallel_workers_per_gather, 0),
 													simhash_max_threads),
 											 &run->engine, errbuf, sizeof(errbuf)), errbuf);
+	simhash_similar_set_interrupt(run->engine, &simhash_pg_interrupt);
 	return run;
 }
 

@@ -329,7 +329,8 @@ TEST(ShingleCounter, ThroughTheCApi) {
     const std::size_t need = simhash_shingle_counter_table_before(&state, n);
     if (need > simhash_shingle_counter_table_size(&state)) {
       tables.emplace_back(need);
-      ASSERT_EQ(simhash_shingle_counter_grow(&state, tables.back().data(), need, err, sizeof(err)),
+      ASSERT_EQ(simhash_shingle_counter_grow(&state, tables.back().data(), need, nullptr, err,
+                                             sizeof(err)),
                 SIMHASH_OK);
     }
     ASSERT_EQ(simhash_shingle_counter_feed(&state, text.data() + at, n, &count, err, sizeof(err)),
@@ -338,17 +339,20 @@ TEST(ShingleCounter, ThroughTheCApi) {
   const std::size_t need = simhash_shingle_counter_table_before(&state, 0);
   if (need > simhash_shingle_counter_table_size(&state)) {
     tables.emplace_back(need);
-    ASSERT_EQ(simhash_shingle_counter_grow(&state, tables.back().data(), need, err, sizeof(err)),
-              SIMHASH_OK);
+    ASSERT_EQ(
+        simhash_shingle_counter_grow(&state, tables.back().data(), need, nullptr, err, sizeof(err)),
+        SIMHASH_OK);
   }
   ASSERT_EQ(simhash_shingle_counter_end(&state, &count, err, sizeof(err)), SIMHASH_OK);
   ASSERT_EQ(count, expected.size());
   std::vector<std::uint64_t> out(count);
   std::size_t n = 0;
-  EXPECT_EQ(simhash_shingle_counter_set(&state, out.data(), out.size() - 1, &n, err, sizeof(err)),
+  EXPECT_EQ(simhash_shingle_counter_set(&state, out.data(), out.size() - 1, &n, nullptr, err,
+                                        sizeof(err)),
             SIMHASH_INVALID_ARGUMENT);
-  ASSERT_EQ(simhash_shingle_counter_set(&state, out.data(), out.size(), &n, err, sizeof(err)),
-            SIMHASH_OK);
+  ASSERT_EQ(
+      simhash_shingle_counter_set(&state, out.data(), out.size(), &n, nullptr, err, sizeof(err)),
+      SIMHASH_OK);
   out.resize(n);
   EXPECT_EQ(out, expected);
   EXPECT_EQ(simhash_shingle_counter_table_for(0), 16u);

@@ -167,7 +167,7 @@ void check_counter(std::string_view text, const Set& whole, Rng& rng) {
     const std::size_t need = simhash_shingle_counter_table_before(&state, len);
     if (need > simhash_shingle_counter_table_size(&state)) {
       tables.emplace_back(need);
-      FUZZ_CHECK(simhash_shingle_counter_grow(&state, tables.back().data(), need, err,
+      FUZZ_CHECK(simhash_shingle_counter_grow(&state, tables.back().data(), need, nullptr, err,
                                               sizeof err) == SIMHASH_OK);
     }
   };
@@ -188,7 +188,7 @@ void check_counter(std::string_view text, const Set& whole, Rng& rng) {
   Set out(whole.size() + 1);
   std::size_t n = 0;
   const simhash_status st =
-      simhash_shingle_counter_set(&state, out.data(), out.size(), &n, err, sizeof err);
+      simhash_shingle_counter_set(&state, out.data(), out.size(), &n, nullptr, err, sizeof err);
   if (whole.size() <= cap) {
     FUZZ_CHECK(st == SIMHASH_OK && count == whole.size());
     out.resize(n);
