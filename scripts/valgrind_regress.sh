@@ -40,7 +40,8 @@ while [[ $# -gt 0 ]]; do
 done
 command -v valgrind >/dev/null || need_packages valgrind
 if [[ -z ${tests} ]]; then
-    tests=$(make -s print-regress | tr ' ' '\n' | grep -vx simhash_search | tr '\n' ' ')
+    # simhash_cancel times cancels against a 1 s bound, which a server under valgrind misses.
+    tests=$(make -s print-regress | tr ' ' '\n' | grep -vx -e simhash_search -e simhash_cancel | tr '\n' ' ')
 fi
 
 scripts/setup.sh --private-pg --quiet >&2
