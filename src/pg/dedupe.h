@@ -7,13 +7,13 @@
  *     the limit, the policy, the primary key, the relations searched (the
  *     table, or each leaf partition: DedupeTarget) with their block-index
  *     layout or GIN index; the advice NOTICE; the Citus refusal
- *   row -> RowWork: its fingerprint or LSH keys, the columns it gets        dedupe.c
+ *   row -> RowWork: its fingerprint or LSH keys, the columns it gets        dedupe_row.c
  *   keys -> lock keys -> advisory locks, or the table lock once one         dedupe_locks.c
  *     transaction has taken many
  *   a snapshot taken after the locks -> each target searched (block         dedupe_search.c
  *     indexes, GIN index, or the whole table) -> candidates checked ->
  *     Found, the near duplicate the policy acts on
- *   Found -> policy: reject | skip | link                                   dedupe.c
+ *   Found -> policy: reject | skip | link                                   dedupe_policy.c
  *
  * On a view (INSTEAD OF INSERT, for Citus) the same steps, with one SPI    dedupe_view.c
  * query for the search and an INSERT into the table.
@@ -175,16 +175,32 @@ extern void find_keys(DedupeConfig *c, Relation rel, Relation root, Trigger *tg)
 extern void check_layout(DedupeConfig *c, Oid nsp, Relation root, Trigger *tg);
 extern bool target_writes(Oid relid, int64 *updated, int64 *inserted, int64 *deleted,
 						  bool start);
+/* the secret that keys the lock keys */
+extern void load_lock_secret(DedupeConfig *c, Oid nsp);
+/* writes a shortcut could not hear of (other triggers on INSERT) */
+extern bool filter_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn);
+/* whether the caller may read a near duplicate's key (link, messages) */
+extern bool may_read_near_duplicate(DedupeConfig *c);
+/* a < b in the primary key's order (link's tie-break; false without one) */
+extern bool dedupe_key_before(DedupeConfig *c, Datum a, Datum b);
 
-/* dedupe.c: the keys of a row, and the policy reject */
+/* dedupe_row.c: what a row is to the trigger: its text, keys, stored set */
 extern text *row_text(HeapTuple tuple, TupleDesc desc, AttrNumber attno);
 extern void set_column(RowWork *w, AttrNumber attno, Datum value, bool isnull);
 extern void row_keys(DedupeConfig *c, HeapTuple tuple, HeapTuple old, TupleDesc desc,
 					 RowWork *w);
+#define STORED_SET_MAX_SHINGLES 8192	/* a larger set is stored as NULL */
+extern bytea *stored_set_bytes(SimhashShingleSet set);
+extern bool stored_set_of(Datum sd, SimhashShingleSet *set);
+/* the band keys of a keys column value, as the search reads them */
+extern bool lsh_band_keys(Datum d, int64 *keys);
+
+/* dedupe_policy.c: reject | skip | link, for the table and the view alike */
 extern void reject(DedupeConfig *c, Relation rel, Trigger *tg, const Found *found);
+extern bool apply_policy(DedupeConfig *c, Relation rel, Trigger *tg, const Found *found,
+						 RowWork *w);
 
 /* dedupe_locks.c: the lock keys of a row, and taking them */
-extern void load_lock_secret(DedupeConfig *c, Oid nsp);
 extern size_t row_lock_keys(DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh,
 							uint32 *keys);
 extern void serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n);
@@ -198,8 +214,6 @@ extern Oid	set_bulk_root(Oid root);
 /* dedupe_bulk.c: the filter of a bulk load (simhash_dedupe_insert) */
 extern bool bulk_filter_clear(DedupeConfig *c, uint64 fp);
 extern void bulk_filter_written(DedupeConfig *c, uint64 fp);
-/* dedupe_bulk.c: writes the load's filter and plan could not hear of (other triggers) */
-extern bool filter_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn);
 
 /*
  * dedupe_table_filter.c: during a long COPY or INSERT under the table lock, with a
@@ -234,20 +248,6 @@ extern void bulk_plan_written(DedupeConfig *c, int64 row, Relation rel, HeapTupl
 							  const Found *found);
 /* The trigger searched for plan row `row` (its own command counter increment). */
 extern void bulk_plan_searched(DedupeConfig *c, int64 row);
-
-/* dedupe.c: a shingle set as the sets column stores it, and back */
-#define STORED_SET_MAX_SHINGLES 8192	/* a larger set is stored as NULL */
-extern bytea *stored_set_bytes(SimhashShingleSet set);
-extern bool stored_set_of(Datum sd, SimhashShingleSet *set);
-
-/* dedupe_search.c: a < b in the primary key's order (link's tie-break; false without one) */
-extern bool dedupe_key_before(DedupeConfig *c, Datum a, Datum b);
-
-/* dedupe_search.c: the band keys of a keys column value, as the search reads them */
-extern bool lsh_band_keys(Datum d, int64 *keys);
-
-/* dedupe_search.c: whether the caller may read a near duplicate's key (link, messages) */
-extern bool may_read_near_duplicate(DedupeConfig *c);
 
 /* dedupe_search.c: the near duplicates of a row in one target */
 extern void search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, const int64 *lsh,

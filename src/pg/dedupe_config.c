@@ -21,17 +21,21 @@
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_operator_d.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_type_d.h"
 #include "commands/trigger.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "pgstat.h"
 #include "rewrite/rewriteHandler.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 
 #include "capi/search_capi.h"
 #include "capi/similarity_capi.h"
@@ -762,4 +766,141 @@ target_writes(Oid relid, int64 *updated, int64 *inserted, int64 *deleted, bool s
 	}
 	RelationClose(rel);
 	return ok;
+}
+
+/*
+ * Whether the current user may learn which row is the near duplicate and how near it is:
+ * its key columns, and the text and key columns its distance or similarity comes from,
+ * are all readable (SELECT on the table, or on each of those columns), and the table has
+ * no row-level security for this user (the trigger does not evaluate policies, so every
+ * row then counts as hidden). Privileges on the table the caller writes to: a partition's
+ * own do not count. Without a primary key, the row is named by its ctid, which needs
+ * SELECT on the table.
+ */
+bool
+may_read_near_duplicate(DedupeConfig *c)
+{
+	Oid			user = GetUserId();
+
+	if (check_enable_rls(c->root, InvalidOid, true) == RLS_ENABLED)
+		return false;
+	if (pg_class_aclcheck(c->root, user, ACL_SELECT) == ACLCHECK_OK)
+		return true;
+	if (c->nkeys == 0 ||
+		pg_attribute_aclcheck(c->root, c->root_text_attno, user, ACL_SELECT) != ACLCHECK_OK ||
+		pg_attribute_aclcheck(c->root, c->root_fp_attno, user, ACL_SELECT) != ACLCHECK_OK)
+		return false;
+	for (int i = 0; i < c->nkeys; i++)
+		if (pg_attribute_aclcheck(c->root, c->root_keys[i], user, ACL_SELECT) != ACLCHECK_OK)
+			return false;
+	return true;
+}
+
+bool
+dedupe_key_before(DedupeConfig *c, Datum a, Datum b)
+{
+	return c->key_cmp_ok &&
+		DatumGetInt32(FunctionCall2Coll(&c->key_cmp, c->key_collation, a, b)) < 0;
+}
+
+/*
+ * True when a shortcut (the table filter and index, the load's filter and plan) could be
+ * wrong about a row of some table the rows may go to (the table, or each partition): they know the rows the simhash_dedupe trigger named
+ * ours writes and the table as it was searched before writing, and answer for that
+ * trigger's search alone. So they stay off (every row searched, as by the trigger alone)
+ * when, on the table or on one of the tables its rows go to:
+ * - that trigger is missing or disabled, or has a WHEN condition (its rows, or some of
+ *   them, would not reach them: a row written past the trigger is a near duplicate its
+ *   search finds);
+ * - any other trigger fires on INSERT (row or statement, before or after): it may change
+ *   the row's text or fingerprint, or run SQL that writes the table while the load does
+ *   (an UPDATE of a row already there or written, which they would not hear of; with
+ *   row-level security, each row is its own INSERT, so AFTER triggers run between rows);
+ *   a second simhash_dedupe trigger is one of them. PostgreSQL's own triggers (foreign
+ *   keys) only check.
+ */
+bool
+filter_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn)
+{
+	bool		unsafe = false;
+
+	for (int t = -1; t < c->ntargets && !unsafe; t++)
+	{
+		Oid			relid = t < 0 ? c->root : c->targets[t].relid;
+		Relation	rel;
+		TriggerDesc *desc;
+		bool		found = false;
+
+		/* the root, for its statement triggers, unless it is one of the targets */
+		if (t < 0)
+		{
+			bool		target = false;
+
+			for (int i = 0; i < c->ntargets; i++)
+				target = target || c->targets[i].relid == relid;
+			if (target)
+				continue;
+		}
+		rel = table_open(relid, AccessShareLock);
+		desc = rel->trigdesc;
+		for (int i = 0; desc != NULL && i < desc->numtriggers && !unsafe; i++)
+		{
+			Trigger    *tg = &desc->triggers[i];
+
+			if (!TRIGGER_FOR_INSERT(tg->tgtype) || tg->tgisinternal)
+				continue;
+			if (strcmp(tg->tgname, ours) == 0 && tg->tgfoid == dedupe_fn &&
+				TRIGGER_FOR_ROW(tg->tgtype) && TRIGGER_FOR_BEFORE(tg->tgtype))
+				found = tg->tgqual == NULL &&
+					(tg->tgenabled == TRIGGER_FIRES_ON_ORIGIN ||
+					tg->tgenabled == TRIGGER_FIRES_ALWAYS);
+			else if (tg->tgenabled != TRIGGER_DISABLED)
+				unsafe = true;
+		}
+		unsafe = unsafe || (t >= 0 && !found);
+		table_close(rel, NoLock);
+	}
+	return unsafe;
+}
+
+/*
+ * The secret of the lock keys, from the extension's table simhash_lock_secret, read
+ * directly (the writer may not read the table, and must not): see row_lock_keys().
+ */
+void
+load_lock_secret(DedupeConfig *c, Oid nsp)
+{
+	Oid			relid = get_relname_relid("simhash_lock_secret", nsp);
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	bool		found = false;
+
+	if (OidIsValid(relid))
+	{
+		rel = table_open(relid, AccessShareLock);
+		scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+		tuple = systable_getnext(scan);
+		if (HeapTupleIsValid(tuple))
+		{
+			bool		null0;
+			bool		null1;
+			Datum		k0 = heap_getattr(tuple, 1, RelationGetDescr(rel), &null0);
+			Datum		k1 = heap_getattr(tuple, 2, RelationGetDescr(rel), &null1);
+
+			if (!null0 && !null1)
+			{
+				c->lock_k0 = (uint64) DatumGetInt64(k0);
+				c->lock_k1 = (uint64) DatumGetInt64(k1);
+				found = true;
+			}
+		}
+		systable_endscan(scan);
+		table_close(rel, AccessShareLock);
+	}
+	if (!found)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("simhash_dedupe: the secret of the lock keys (table simhash_lock_secret) is missing"),
+				 errhint("Reinstall the extension: DROP EXTENSION simhash CASCADE, then CREATE EXTENSION simhash.")));
 }

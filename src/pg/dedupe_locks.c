@@ -216,48 +216,6 @@ compare_uint32(const void *a, const void *b)
 }
 
 /*
- * The secret of the lock keys, from the extension's table simhash_lock_secret, read
- * directly (the writer may not read the table, and must not): see row_lock_keys().
- */
-void
-load_lock_secret(DedupeConfig *c, Oid nsp)
-{
-	Oid			relid = get_relname_relid("simhash_lock_secret", nsp);
-	Relation	rel;
-	SysScanDesc scan;
-	HeapTuple	tuple;
-	bool		found = false;
-
-	if (OidIsValid(relid))
-	{
-		rel = table_open(relid, AccessShareLock);
-		scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
-		tuple = systable_getnext(scan);
-		if (HeapTupleIsValid(tuple))
-		{
-			bool		null0;
-			bool		null1;
-			Datum		k0 = heap_getattr(tuple, 1, RelationGetDescr(rel), &null0);
-			Datum		k1 = heap_getattr(tuple, 2, RelationGetDescr(rel), &null1);
-
-			if (!null0 && !null1)
-			{
-				c->lock_k0 = (uint64) DatumGetInt64(k0);
-				c->lock_k1 = (uint64) DatumGetInt64(k1);
-				found = true;
-			}
-		}
-		systable_endscan(scan);
-		table_close(rel, AccessShareLock);
-	}
-	if (!found)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("simhash_dedupe: the secret of the lock keys (table simhash_lock_secret) is missing"),
-				 errhint("Reinstall the extension: DROP EXTENSION simhash CASCADE, then CREATE EXTENSION simhash.")));
-}
-
-/*
  * The lock keys of a new row into keys[0..SIMHASH_MAX_LOCK_KEYS), ascending and distinct;
  * returns their number. With a distance, those of fingerprint fp (core/locks.hpp); with a
  * threshold, the LSH keys folded to 32 bits (rows that share an LSH key share a lock key).

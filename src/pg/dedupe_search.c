@@ -36,33 +36,6 @@
 #include "pg/similarity.h"
 #include "pg/simhash_pg.h"
 
-/*
- * Whether the current user may learn which row is the near duplicate and how near it is:
- * its key columns, and the text and key columns its distance or similarity comes from,
- * are all readable (SELECT on the table, or on each of those columns), and the table has
- * no row-level security for this user (the trigger does not evaluate policies, so every
- * row then counts as hidden). Privileges on the table the caller writes to: a partition's
- * own do not count. Without a primary key, the row is named by its ctid, which needs
- * SELECT on the table.
- */
-bool
-may_read_near_duplicate(DedupeConfig *c)
-{
-	Oid			user = GetUserId();
-
-	if (check_enable_rls(c->root, InvalidOid, true) == RLS_ENABLED)
-		return false;
-	if (pg_class_aclcheck(c->root, user, ACL_SELECT) == ACLCHECK_OK)
-		return true;
-	if (c->nkeys == 0 ||
-		pg_attribute_aclcheck(c->root, c->root_text_attno, user, ACL_SELECT) != ACLCHECK_OK ||
-		pg_attribute_aclcheck(c->root, c->root_fp_attno, user, ACL_SELECT) != ACLCHECK_OK)
-		return false;
-	for (int i = 0; i < c->nkeys; i++)
-		if (pg_attribute_aclcheck(c->root, c->root_keys[i], user, ACL_SELECT) != ACLCHECK_OK)
-			return false;
-	return true;
-}
 
 /* "(id)=(42)" for the key of the row in slot, or NULL when the caller may not read it. */
 static char *
@@ -99,12 +72,6 @@ describe_key(DedupeConfig *c, DedupeTarget *t, TupleTableSlot *slot)
 	return buf.data;
 }
 
-bool
-dedupe_key_before(DedupeConfig *c, Datum a, Datum b)
-{
-	return c->key_cmp_ok &&
-		DatumGetInt32(FunctionCall2Coll(&c->key_cmp, c->key_collation, a, b)) < 0;
-}
 
 /* A near duplicate's closeness for the winner rule: its similarity, or minus its distance. */
 static double
@@ -660,25 +627,6 @@ check_candidate(Search *s, int distance)
 			return;
 	}
 	consider(s->c, s->t, s->rel, s->slot, distance, similarity, s->xact_snapshot, s->found);
-}
-
-/*
- * The band keys of keys column value d into keys[0..SIMHASH_LSH_BANDS): false unless it is a
- * one-dimensional int8 array of SIMHASH_LSH_BANDS keys without NULL (such a row shares no
- * key with any row; the table index leaves it out for the same reason).
- */
-bool
-lsh_band_keys(Datum d, int64 *keys)
-{
-	ArrayType  *a = DatumGetArrayTypeP(d);
-	bool		ok = ARR_NDIM(a) == 1 && ARR_ELEMTYPE(a) == INT8OID && !array_contains_nulls(a) &&
-		ARR_DIMS(a)[0] == SIMHASH_LSH_BANDS;
-
-	if (ok)
-		memcpy(keys, ARR_DATA_PTR(a), sizeof(int64) * SIMHASH_LSH_BANDS);
-	if ((Pointer) a != DatumGetPointer(d))
-		pfree(a);
-	return ok;
 }
 
 /*

@@ -327,9 +327,10 @@ view_search(DedupeConfig *c, RowWork *w, MemoryContext upper, Found *found)
 
 		found->key = datumCopy(SPI_getbinval(row, desc, 1, &isnull), att->attbyval, att->attlen);
 	}
-	if (c->policy == POLICY_REJECT && c->nkeys == 0)
+	/* the writer's own query found the row, so the writer may read its key */
+	if (c->policy != POLICY_SKIP && c->nkeys == 0)
 		found->key_text = psprintf("(ctid)=(%s)", SPI_getvalue(row, desc, 1));
-	else if (c->policy == POLICY_REJECT)
+	else if (c->policy != POLICY_SKIP)
 	{
 		StringInfoData buf;
 
@@ -504,16 +505,12 @@ dedupe_through_view(FunctionCallInfo fcinfo, TriggerData *td)
 		serialize_writers(c, lock_keys, row_lock_keys(c, w.fp, w.lsh, w.nlsh, lock_keys));
 		view_search(c, &w, upper, &found);
 	}
-	if (found.any && c->policy == POLICY_REJECT)
-		reject(c, root, td->tg_trigger, &found);
-	if (found.any && c->policy == POLICY_SKIP)
+	if (!apply_policy(c, root, td->tg_trigger, &found, &w))
 	{
 		SPI_finish();
 		table_close(root, NoLock);
 		return PointerGetDatum(NULL);
 	}
-	if (c->policy == POLICY_LINK)
-		set_column(&w, c->link_attno, found.any ? found.key : (Datum) 0, !found.any);
 	if (w.ncols > 0)
 		tuple = heap_modify_tuple_by_cols(tuple, RelationGetDescr(view), w.ncols, w.cols,
 										  w.values, w.nulls);

@@ -1,0 +1,76 @@
+/*
+ * The simhash_dedupe trigger's policies, one place for every path (the trigger on a table,
+ * dedupe.c, and on a view, dedupe_view.c): given the near duplicate the search or a
+ * shortcut found (which one wins: src/core/dedupe_rule.hpp), reject raises 23505, skip
+ * drops the row, link names the near duplicate's key in the link column; a message or a
+ * link shows a key only to a caller who may read it.
+ */
+#include "postgres.h"
+
+#include "commands/trigger.h"
+#include "utils/builtins.h"
+#include "utils/rel.h"
+
+#include "pg/dedupe.h"
+
+/*
+ * Policy link would write into the caller's row the key of a row the caller may not read
+ * (row-level security, or no SELECT on its key, text or key column; see
+ * may_read_near_duplicate()): refused, as a reject would be, telling no more than that
+ * such a row exists (what a unique index tells).
+ */
+static void
+refuse_hidden_link(DedupeConfig *c, Relation rel, Trigger *tg)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("new row for relation \"%s\" is a near duplicate of a row the current user cannot read",
+					RelationGetRelationName(rel)),
+			 errdetail("Trigger \"%s\" would link the new row to that row's key.", tg->tgname),
+			 errhint("Grant SELECT on the columns %s, %s and %s (without row-level security on the table), or use policy reject or skip.",
+					 c->key_names, quote_identifier(tg->tgargs[0]),
+					 quote_identifier(tg->tgargs[1]))));
+}
+
+/* Policy reject: 23505, naming the near duplicate's key if the caller may read it. */
+void
+reject(DedupeConfig *c, Relation rel, Trigger *tg, const Found *found)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("new row for relation \"%s\" is a near duplicate of an existing row",
+					RelationGetRelationName(rel)),
+			 c->min_similarity > 0
+			 ? (found->key_text
+				? errdetail("Key %s has similarity %.3f to it, at or above the threshold %g of trigger \"%s\".",
+							found->key_text, found->similarity, c->min_similarity, tg->tgname)
+				: errdetail("A row you cannot read has a similarity at or above the threshold %g of trigger \"%s\".",
+							c->min_similarity, tg->tgname))
+			 : (found->key_text
+				? errdetail("Key %s is at Hamming distance %d, within the %d that trigger \"%s\" allows.",
+							found->key_text, found->distance, c->k, tg->tgname)
+				: errdetail("A row you cannot read is within the Hamming distance %d that trigger \"%s\" allows.",
+							c->k, tg->tgname)),
+			 errtableconstraint(rel, tg->tgname)));
+}
+
+/*
+ * The policy for a row whose near duplicate is *found (found->any false: none): reject
+ * raises 23505; skip returns false (drop the row); link sets the link column in w, or
+ * refuses to name a row the caller cannot read. True: write the row.
+ */
+bool
+apply_policy(DedupeConfig *c, Relation rel, Trigger *tg, const Found *found, RowWork *w)
+{
+	if (found->any && c->policy == POLICY_REJECT)
+		reject(c, rel, tg, found);
+	if (found->any && c->policy == POLICY_SKIP)
+		return false;
+	if (c->policy == POLICY_LINK && !w->unchanged)
+	{
+		if (found->any && found->key_text == NULL)
+			refuse_hidden_link(c, rel, tg);
+		set_column(w, c->link_attno, found->any ? found->key : (Datum) 0, !found->any);
+	}
+	return true;
+}
