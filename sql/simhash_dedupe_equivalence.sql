@@ -11,7 +11,9 @@
 --   dedupe_insert  simhash_dedupe_insert() (its keys or the table lock first; its filter
 --                  or plan);
 -- for a Hamming distance (k = 3) and a similarity threshold (0.8, with and without stored
--- shingle sets), policies skip and link, into a table and a partitioned table that hold
+-- shingle sets; with a keys column and its GIN index, or with no keys column and a GIN
+-- index with simhash_ops on the text), policies skip and link, into a table and a
+-- partitioned table that hold
 -- rows already; each line of the result is 0 rows differing. The DEBUG1 lines show which
 -- shortcut answered. Then reject: the same rows accepted, and the same near duplicate
 -- refused with the same message, on every path.
@@ -41,16 +43,20 @@ SELECT count(*) AS texts, count(DISTINCT body) AS distinct_texts FROM eq_src;
 COPY (SELECT id, body FROM eq_src ORDER BY id) TO PROGRAM 'cat > simhash_equivalence.tmp';
 
 -- The configurations and the paths.
-CREATE TABLE eq_configs (n int PRIMARY KEY, limit_arg text, policy text, sets boolean, parts boolean);
+CREATE TABLE eq_configs (n int PRIMARY KEY, limit_arg text, policy text, sets boolean, parts boolean,
+                         ops boolean DEFAULT false);
 INSERT INTO eq_configs VALUES
-  (1, 'k=3', 'skip', false, false),
-  (2, 'k=3', 'link', false, false),
-  (3, 'similarity=0.8', 'skip', false, false),
-  (4, 'similarity=0.8', 'link', false, false),
-  (5, 'similarity=0.8', 'skip', true, false),
-  (6, 'similarity=0.8', 'link', true, false),
-  (7, 'k=3', 'link', false, true),
-  (8, 'similarity=0.8', 'link', true, true);
+  (1, 'k=3', 'skip', false, false, false),
+  (2, 'k=3', 'link', false, false, false),
+  (3, 'similarity=0.8', 'skip', false, false, false),
+  (4, 'similarity=0.8', 'link', false, false, false),
+  (5, 'similarity=0.8', 'skip', true, false, false),
+  (6, 'similarity=0.8', 'link', true, false, false),
+  (7, 'k=3', 'link', false, true, false),
+  (8, 'similarity=0.8', 'link', true, true, false),
+  (9, 'similarity=0.8', 'skip', false, false, true),
+  (10, 'similarity=0.8', 'link', false, false, true),
+  (11, 'similarity=0.8', 'link', true, true, true);
 CREATE TABLE eq_paths (ord int, path text);
 INSERT INTO eq_paths VALUES (1, 'insert_select'), (2, 'locked'), (3, 'copy'), (4, 'dedupe_insert');
 
@@ -66,7 +72,8 @@ DECLARE
 BEGIN
   SELECT * INTO c FROM eq_configs WHERE eq_configs.n = eq_make.n;
   distance := c.limit_arg LIKE 'k=%';
-  args := format('%L, %L, %L, %L', 'body', CASE WHEN distance THEN 'fp' ELSE 'lsh' END, c.limit_arg, c.policy)
+  args := CASE WHEN c.ops THEN format('%L, %L, %L', 'body', c.limit_arg, c.policy)
+          ELSE format('%L, %L, %L, %L', 'body', CASE WHEN distance THEN 'fp' ELSE 'lsh' END, c.limit_arg, c.policy) END
     || CASE WHEN c.policy = 'link' THEN ', ''dup_of''' ELSE '' END
     || CASE WHEN c.sets THEN ', ''sets=sets''' ELSE '' END;
   EXECUTE format('DROP TABLE IF EXISTS %I', tbl);
@@ -80,6 +87,8 @@ BEGIN
   END IF;
   IF distance THEN
     PERFORM simhash_create_index(tbl::regclass, 'fp', 3, 4);
+  ELSIF c.ops THEN
+    EXECUTE format('CREATE INDEX ON %I USING gin (body simhash_ops) WITH (fastupdate = off)', tbl);
   ELSE
     EXECUTE format('CREATE INDEX ON %I USING gin (lsh) WITH (fastupdate = off)', tbl);
   END IF;
@@ -143,7 +152,7 @@ ORDER BY c.n, st.o
 
 -- reject: rows without a near duplicate go in on every path; a near duplicate of one of
 -- them, last of a statement, is refused with the same message as by the plain search.
-UPDATE eq_configs SET policy = 'reject', sets = false, parts = false WHERE n IN (1, 3);
+UPDATE eq_configs SET policy = 'reject', sets = false, parts = false WHERE n IN (1, 3, 9);
 CREATE TABLE eq_uniq AS
 SELECT id, body FROM eq_src s
 WHERE body IS NOT NULL AND NOT EXISTS (

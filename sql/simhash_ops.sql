@@ -227,3 +227,45 @@ SELECT pg_temp.try($$SELECT simhash_create_index_statements('regress_simhash_ops
 
 DROP TABLE regress_simhash_ops_fp;
 DROP TABLE regress_simhash_ops_docs;
+
+-- The dedupe trigger served by the simhash_ops index: with a similarity threshold the key
+-- column may be left out, simhash_dedupe('body', 'similarity=0.8', policy), and the GIN
+-- index with simhash_ops on the text column finds the candidates (the same rows as a keys
+-- column would: simhash_dedupe_equivalence compares every path).
+CREATE TABLE regress_simhash_ops_dd (id bigint PRIMARY KEY, body text, dup_of bigint);
+CREATE INDEX regress_simhash_ops_dd_body ON regress_simhash_ops_dd USING gin (body simhash_ops)
+    WITH (fastupdate = off);
+CREATE TRIGGER dd BEFORE INSERT OR UPDATE OF body ON regress_simhash_ops_dd FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'similarity=0.8', 'link', 'dup_of');
+INSERT INTO regress_simhash_ops_dd VALUES
+  (1, 'Permission is hereby granted, free of charge, to any person obtaining a copy of this software'),
+  (2, 'Permission is hereby granted, free of charge, to any person obtaining a copy of this software.'),
+  (3, 'Something else entirely, about tomatoes in a small garden in the summer');
+UPDATE regress_simhash_ops_dd SET body = 'Something else entirely, about tomatoes in a small garden in the summer!' WHERE id = 1;
+SELECT id, dup_of FROM regress_simhash_ops_dd ORDER BY id;
+-- the plan: a Bitmap Index Scan of the simhash_ops index, no keys column in the table
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM regress_simhash_ops_dd WHERE body %~ 'Permission is hereby granted';
+RESET enable_seqscan;
+-- reject names the row; a load through simhash_dedupe_insert answers as INSERT does
+DROP TRIGGER dd ON regress_simhash_ops_dd;
+CREATE TRIGGER dd BEFORE INSERT ON regress_simhash_ops_dd FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'similarity=0.8', 'reject');
+\set VERBOSITY default
+INSERT INTO regress_simhash_ops_dd (id, body) VALUES (4, 'PERMISSION is hereby granted, free of charge, to any person obtaining a copy of this software');
+\set VERBOSITY terse
+SELECT simhash_dedupe_insert('regress_simhash_ops_dd', $$SELECT 5::bigint AS id, 'A new text about the weather in the mountains in winter' AS body$$) AS inserted;
+-- without the index, a NOTICE (every row reads the table) and the same answers
+DROP INDEX regress_simhash_ops_dd_body;
+INSERT INTO regress_simhash_ops_dd (id, body) VALUES (6, 'A new text about the weather in the mountains in winter.');
+-- the shorter form needs the written-out threshold, a table, and a threshold
+CREATE TABLE regress_simhash_ops_bad (id int, body text);
+CREATE TRIGGER dd BEFORE INSERT ON regress_simhash_ops_bad FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'k=3', 'skip');
+CREATE TRIGGER dd BEFORE INSERT ON regress_simhash_ops_bad FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'similarity=0.5', 'skip');
+CREATE VIEW regress_simhash_ops_v AS SELECT * FROM regress_simhash_ops_bad;
+CREATE TRIGGER dv INSTEAD OF INSERT ON regress_simhash_ops_v FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'similarity=0.8', 'skip');
+DROP VIEW regress_simhash_ops_v;
+DROP TABLE regress_simhash_ops_dd, regress_simhash_ops_bad;

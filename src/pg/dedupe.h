@@ -75,6 +75,7 @@ typedef struct DedupeTarget
 	Oid			indexes[SIMHASH_MAX_BLOCKS];
 	bool		has_fingerprint[SIMHASH_MAX_BLOCKS];	/* (block, fp) index */
 	Oid			gin_index;		/* with a threshold: GIN index on the keys, or none */
+	bool		gin_on_text;	/* it is a simhash_ops index on the text (no keys column) */
 	bool		gin_pending;	/* it collects new entries in a pending list (fastupdate) */
 } DedupeTarget;
 
@@ -175,6 +176,8 @@ extern void find_keys(DedupeConfig *c, Relation rel, Relation root, Trigger *tg)
 extern void check_layout(DedupeConfig *c, Oid nsp, Relation root, Trigger *tg);
 extern bool target_writes(Oid relid, int64 *updated, int64 *inserted, int64 *deleted,
 						  bool start);
+/* the trigger's arguments with the key column's place kept ("" without one) */
+extern Trigger *keyed_arguments(Trigger *tg);
 /* the secret that keys the lock keys */
 extern void load_lock_secret(DedupeConfig *c, Oid nsp);
 /* writes a shortcut could not hear of (other triggers on INSERT) */

@@ -100,11 +100,30 @@ layout_max_distance(Oid nsp, Oid root, const char *col)
 }
 
 /*
+ * Whether GIN index ind's one key is the extension's simhash_ops: its keys are the text's
+ * simhash_lsh keys (extractValue), looked up by the query text's (extractQuery).
+ */
+static bool
+is_simhash_ops(Relation ind, Oid nsp)
+{
+	Oid			value_args[3] = {TEXTOID, INTERNALOID, INTERNALOID};
+	Oid			query_args[7] = {TEXTOID, INTERNALOID, INT2OID, INTERNALOID, INTERNALOID,
+	INTERNALOID, INTERNALOID};
+	Oid			value_fn = simhash_extension_function(nsp, "simhash_gin_extract_value", 3, value_args);
+	Oid			query_fn = simhash_extension_function(nsp, "simhash_gin_extract_query", 7, query_args);
+
+	return OidIsValid(value_fn) && OidIsValid(query_fn) &&
+		get_opfamily_proc(ind->rd_opfamily[0], TEXTOID, TEXTOID, GIN_EXTRACTVALUE_PROC) == value_fn &&
+		get_opfamily_proc(ind->rd_opfamily[0], TEXTOID, TEXTOID, GIN_EXTRACTQUERY_PROC) == query_fn;
+}
+
+/*
  * A valid GIN index of relid whose only key is column attno, with no predicate, that
- * serves && (array_ops); InvalidOid without one.
+ * serves && (array_ops) on a keys column, or with on_text, the extension's simhash_ops on
+ * the text column; InvalidOid without one.
  */
 static Oid
-find_gin_index(Oid relid, AttrNumber attno, bool *fastupdate)
+find_gin_index(Oid relid, AttrNumber attno, bool on_text, Oid nsp, bool *fastupdate)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
 	List	   *indexes = RelationGetIndexList(rel);
@@ -119,8 +138,9 @@ find_gin_index(Oid relid, AttrNumber attno, bool *fastupdate)
 		if (ind->rd_rel->relam == GIN_AM_OID && form->indisvalid && form->indisready &&
 			form->indislive && form->indnatts == 1 && form->indkey.values[0] == attno &&
 			heap_attisnull(ind->rd_indextuple, Anum_pg_index_indpred, NULL) &&
-			get_opfamily_member(ind->rd_opfamily[0], ANYARRAYOID, ANYARRAYOID,
-								GIN_OVERLAP_STRATEGY) == OID_ARRAY_OVERLAP_OP)
+			(on_text ? is_simhash_ops(ind, nsp)
+			 : get_opfamily_member(ind->rd_opfamily[0], ANYARRAYOID, ANYARRAYOID,
+								   GIN_OVERLAP_STRATEGY) == OID_ARRAY_OVERLAP_OP))
 		{
 			found = RelationGetRelid(ind);
 			*fastupdate = GinGetUseFastUpdate(ind);
@@ -138,7 +158,7 @@ find_gin_index(Oid relid, AttrNumber attno, bool *fastupdate)
 static void
 make_target(DedupeTarget *t, Oid relid, const char *text_name, const char *fp_name,
 			const char *link_name, Relation root, int nkeys, const AttrNumber *root_keys,
-			Oid block_fn, DedupeConfig *c)
+			Oid nsp, DedupeConfig *c)
 {
 	SimhashLayouts layouts;
 	bool		in_index = true;
@@ -146,7 +166,7 @@ make_target(DedupeTarget *t, Oid relid, const char *text_name, const char *fp_na
 	memset(t, 0, sizeof(*t));
 	t->relid = relid;
 	t->text_attno = get_attnum(relid, text_name);
-	t->fp_attno = get_attnum(relid, fp_name);
+	t->fp_attno = fp_name[0] != '\0' ? get_attnum(relid, fp_name) : 0;
 	t->link_attno = link_name ? get_attnum(relid, link_name) : 0;
 	t->sets_attno = c->sets_name != NULL ? get_attnum(relid, c->sets_name) : 0;
 	for (int i = 0; i < nkeys; i++)
@@ -154,10 +174,13 @@ make_target(DedupeTarget *t, Oid relid, const char *text_name, const char *fp_na
 																	 root_keys[i] - 1)->attname));
 	if (c->min_similarity > 0)
 	{
-		t->gin_index = find_gin_index(relid, t->fp_attno, &t->gin_pending);
+		t->gin_on_text = t->fp_attno == 0;
+		t->gin_index = find_gin_index(relid, t->gin_on_text ? t->text_attno : t->fp_attno,
+									  t->gin_on_text, nsp, &t->gin_pending);
 		return;
 	}
-	simhash_find_layouts(relid, t->fp_attno, block_fn, AccessShareLock, &layouts);
+	simhash_find_layouts(relid, t->fp_attno, simhash_block_function(nsp), AccessShareLock,
+						 &layouts);
 	for (int b = 2; b <= SIMHASH_MAX_BLOCKS; b++)
 		for (int i = 0; i < b; i++)
 			if (OidIsValid(layouts.by[b][i].index) && !layouts.by[b][i].has_fingerprint)
@@ -318,6 +341,11 @@ parse_text_column(DedupeConfig *c, Relation rel, Trigger *tg)
 void
 parse_key_column(DedupeConfig *c, Relation rel, Trigger *tg, Oid nsp)
 {
+	if (tg->tgargs[1][0] == '\0')
+	{
+		c->fp_attno = 0;		/* keyed_arguments(): no keys column (simhash_ops) */
+		return;
+	}
 	if (c->min_similarity > 0)
 	{
 		c->fp_attno = column(rel, tg->tgargs[1], "keys");
@@ -508,7 +536,6 @@ check_layout(DedupeConfig *c, Oid nsp, Relation root, Trigger *tg)
 static void
 make_targets(DedupeConfig *c, Relation root, Trigger *tg, Oid nsp)
 {
-	Oid			block_fn = simhash_block_function(nsp);
 	List	   *leaves = root->rd_rel->relkind == RELKIND_PARTITIONED_TABLE
 		? find_all_inheritors(c->root, AccessShareLock, NULL) : list_make1_oid(c->root);
 	ListCell   *lc;
@@ -531,7 +558,7 @@ make_targets(DedupeConfig *c, Relation root, Trigger *tg, Oid nsp)
 					 errdetail("Foreign tables cannot be deduplicated.")));
 		make_target(t, leaf, tg->tgargs[0], tg->tgargs[1],
 					c->policy == POLICY_LINK ? tg->tgargs[4] : NULL,
-					root, c->nkeys, c->root_keys, block_fn, c);
+					root, c->nkeys, c->root_keys, nsp, c);
 		if (c->min_similarity > 0 ? !OidIsValid(t->gin_index) : t->plan.blocks == 0)
 			c->indexed = false;
 		c->ntargets++;
@@ -562,7 +589,8 @@ static void
 advise(DedupeConfig *c, Trigger *tg)
 {
 	const char *table = get_rel_name(c->root);
-	const char *col = tg->tgargs[1];
+	bool		on_text = c->fp_attno == 0;	/* a simhash_ops index on the text */
+	const char *col = on_text ? tg->tgargs[0] : tg->tgargs[1];
 	const char *qtable = sql_name(c->root);		/* for the SQL of the hints */
 	const char *lit_table = quote_literal_cstr(qtable);
 	const char *lit_col = quote_literal_cstr(col);
@@ -571,10 +599,10 @@ advise(DedupeConfig *c, Trigger *tg)
 	{
 		if (c->min_similarity > 0)
 			ereport(NOTICE,
-					(errmsg("simhash_dedupe: %s.%s has no GIN index, so every row written reads the whole table",
-							table, col),
-					 errhint("CREATE INDEX ON %s USING gin (%s) WITH (fastupdate = off);",
-							 qtable, quote_identifier(col))));
+					(errmsg("simhash_dedupe: %s.%s has no GIN index%s, so every row written reads the whole table",
+							table, col, on_text ? " with simhash_ops" : ""),
+					 errhint("CREATE INDEX ON %s USING gin (%s%s) WITH (fastupdate = off);",
+							 qtable, quote_identifier(col), on_text ? " simhash_ops" : "")));
 		else
 			ereport(NOTICE,
 					(errmsg("simhash_dedupe: %s.%s has no block indexes serving distance %d, so every row written reads the whole table",
@@ -628,6 +656,32 @@ refuse_citus_distributed(Relation rel, Trigger *tg)
 						 quote_identifier(get_rel_name(OidIsValid(table) ? table : relid)))));
 }
 
+/*
+ * The trigger's arguments with the key column's place kept: with a threshold the key
+ * column may be left out, simhash_dedupe('body', 'similarity=0.8', 'reject'), when a GIN
+ * index with simhash_ops on the text column serves the search (its keys are the text's
+ * simhash_lsh keys); the arguments are then read as if the key column were "" (a copy of
+ * tg, in the current memory context). Only the written-out form of the limit starts the
+ * shorter list: a column may be named "0.8".
+ */
+Trigger *
+keyed_arguments(Trigger *tg)
+{
+	Trigger    *keyed;
+
+	if (tg->tgnargs < 3 || strncmp(tg->tgargs[1], "similarity=", 11) != 0)
+		return tg;
+	keyed = palloc(sizeof(Trigger));
+	*keyed = *tg;
+	keyed->tgnargs = tg->tgnargs + 1;
+	keyed->tgargs = palloc(sizeof(char *) * keyed->tgnargs);
+	keyed->tgargs[0] = tg->tgargs[0];
+	keyed->tgargs[1] = "";
+	for (int i = 1; i < tg->tgnargs; i++)
+		keyed->tgargs[i + 1] = tg->tgargs[i];
+	return keyed;
+}
+
 /* The trigger takes 4 arguments, 5 with policy link; and 'sets=column' last, optionally. */
 void
 check_argument_count(Trigger *tg)
@@ -636,7 +690,8 @@ check_argument_count(Trigger *tg)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("simhash_dedupe: trigger \"%s\" needs 4 to 6 arguments: text column, key column (fingerprint or LSH keys), maximum distance or similarity threshold, policy [, link column] [, 'sets=column']",
-						tg->tgname)));
+						tg->tgname),
+				 errhint("With a similarity threshold the key column may be left out, simhash_dedupe('body', 'similarity=0.8', 'reject'), when a GIN index with simhash_ops on the text column serves the search.")));
 }
 
 /*
@@ -651,6 +706,7 @@ table_config(Relation rel, Trigger *tg, Oid nsp, bool at_create, bool partitione
 	DedupeConfig *c = palloc0(sizeof(DedupeConfig));
 	Relation	root;
 
+	tg = keyed_arguments(tg);
 	check_argument_count(tg);
 	if (rel->rd_rel->relkind != RELKIND_RELATION &&
 		!(partitioned_ok && rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE))
@@ -672,7 +728,7 @@ table_config(Relation rel, Trigger *tg, Oid nsp, bool at_create, bool partitione
 	c->root = rel->rd_rel->relispartition ? llast_oid(get_partition_ancestors(c->relid)) : c->relid;
 	root = relation_open(c->root, AccessShareLock);
 	c->root_text_attno = get_attnum(c->root, tg->tgargs[0]);
-	c->root_fp_attno = get_attnum(c->root, tg->tgargs[1]);
+	c->root_fp_attno = c->fp_attno > 0 ? get_attnum(c->root, tg->tgargs[1]) : 0;
 	find_keys(c, rel, root, tg);
 	parse_sets_column(c, rel, tg);
 	if (!at_create)

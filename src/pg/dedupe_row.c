@@ -169,8 +169,8 @@ same_text(DedupeConfig *c, text *x, HeapTuple b, TupleDesc desc)
 void
 row_keys(DedupeConfig *c, HeapTuple tuple, HeapTuple old, TupleDesc desc, RowWork *w)
 {
-	bool		fp_null;
-	Datum		fp_datum = heap_getattr(tuple, c->fp_attno, desc, &fp_null);
+	bool		fp_null = true;
+	Datum		fp_datum = c->fp_attno > 0 ? heap_getattr(tuple, c->fp_attno, desc, &fp_null) : (Datum) 0;
 	bool		unchanged;
 
 	w->new_text.body = row_text(tuple, desc, c->text_attno);
@@ -184,7 +184,8 @@ row_keys(DedupeConfig *c, HeapTuple tuple, HeapTuple old, TupleDesc desc, RowWor
 			w->nlsh = simhash_shingle_lsh_keys(w->new_text.set, w->lsh);
 		}
 		w->lsh_array = simhash_int8_array(w->lsh, w->nlsh);
-		set_column(w, c->fp_attno, PointerGetDatum(w->lsh_array), w->new_text.body == NULL);
+		if (c->fp_attno > 0)
+			set_column(w, c->fp_attno, PointerGetDatum(w->lsh_array), w->new_text.body == NULL);
 		if (c->sets_attno > 0)
 		{
 			bytea	   *stored = w->new_text.body != NULL ? stored_set_bytes(w->new_text.set) : NULL;

@@ -171,6 +171,7 @@ typedef struct Search
 	NewText    *new_text;
 	HTAB	   *verified;		/* with a threshold: rows whose similarity is known */
 	Found	   *found;
+	bool		exact_keys;		/* the row came from a simhash_ops index that matched a key */
 } Search;
 
 /*
@@ -645,12 +646,46 @@ shares_lsh_key(Search *s, Datum d)
 	return shared;
 }
 
+/*
+ * Without a keys column (a simhash_ops index on the text): true when the text in s->slot
+ * has an LSH key of the new row's, computed from the text as the index computed it.
+ */
+static bool
+text_shares_lsh_key(Search *s)
+{
+	bool		isnull;
+	Datum		d = slot_getattr(s->slot, s->t->text_attno, &isnull);
+	SimhashShingleSet set;
+	int64		keys[SIMHASH_LSH_BANDS];
+	int			n;
+	bool		shared = false;
+
+	if (isnull || s->nlsh != SIMHASH_LSH_BANDS)
+		return false;
+	set = simhash_text_shingles(DatumGetTextPP(d));
+	n = simhash_shingle_lsh_keys(set, keys);
+	for (int i = 0; i < n && i < s->nlsh && !shared; i++)
+		shared = keys[i] == s->lsh[i];
+	if (set.data != NULL)
+		pfree((void *) set.data);
+	return shared;
+}
+
 /* Checks the row in s->slot, reading its fingerprint or keys there. */
 static void
 check_slot(Search *s)
 {
 	bool		isnull;
-	Datum		d = slot_getattr(s->slot, s->t->fp_attno, &isnull);
+	Datum		d;
+
+	if (s->t->fp_attno == 0)
+	{
+		/* an exact match of the index shares a key; any other row is checked */
+		if (s->exact_keys || text_shares_lsh_key(s))
+			check_candidate(s, 0);
+		return;
+	}
+	d = slot_getattr(s->slot, s->t->fp_attno, &isnull);
 
 	if (isnull)
 		return;
@@ -710,9 +745,13 @@ probe_block(Search *s, int i, Snapshot snapshot, const uint32 *probes, size_t n)
 
 /*
  * The rows sharing an LSH key with the new row, through the GIN index of the target: one
- * bitmap scan for keys && new keys, then each row fetched as an index scan would (one
- * visible version of a HOT chain; on a lossy page, every line pointer is tried, and
- * those that do not start a chain find nothing).
+ * bitmap scan for keys && new keys (or, with simhash_ops on the text, text %~ new text:
+ * its keys are the text's), then each row fetched as an index scan would (one visible
+ * version of a HOT chain; on a lossy page, every line pointer is tried, and those that do
+ * not start a chain find nothing). A row of an exact page of a simhash_ops scan shares a
+ * key (the index's keys are those of the very row version at that TID); under
+ * simhash.similarity_threshold 0.7 that scan reads the whole index, and every row's keys
+ * are checked.
  */
 static void
 probe_gin(Search *s, Snapshot snapshot, ArrayType *keys)
@@ -724,8 +763,14 @@ probe_gin(Search *s, Snapshot snapshot, ArrayType *keys)
 	TBMIterator *it;
 	TBMIterateResult *page;
 	ScanKeyData key;
+	bool		exact = s->t->gin_on_text && simhash_similarity_threshold >= SIMHASH_LSH_MIN_SIMILARITY;
 
-	ScanKeyInit(&key, 1, GIN_OVERLAP_STRATEGY, F_ARRAYOVERLAP, PointerGetDatum(keys));
+	if (s->t->gin_on_text)
+		ScanKeyEntryInitialize(&key, 0, 1, SIMHASH_SIMILAR_STRATEGY, TEXTOID,
+							   ind->rd_indcollation[0], InvalidOid,
+							   PointerGetDatum(s->new_text->body));
+	else
+		ScanKeyInit(&key, 1, GIN_OVERLAP_STRATEGY, F_ARRAYOVERLAP, PointerGetDatum(keys));
 	index_rescan(scan, &key, 1, NULL, 0);
 	(void) index_getbitmap(scan, tbm);
 	index_endscan(scan);
@@ -738,6 +783,7 @@ probe_gin(Search *s, Snapshot snapshot, ArrayType *keys)
 		int			n = page->ntuples >= 0 ? page->ntuples : MaxHeapTuplesPerPage;
 
 		CHECK_FOR_INTERRUPTS();
+		s->exact_keys = exact && page->ntuples >= 0;
 		for (int i = 0; i < n && !search_done(s); i++)
 		{
 			ItemPointerData tid;
@@ -750,6 +796,7 @@ probe_gin(Search *s, Snapshot snapshot, ArrayType *keys)
 				check_slot(s);
 		}
 	}
+	s->exact_keys = false;
 	tbm_end_iterate(it);
 	table_index_fetch_end(fetch);
 	tbm_free(tbm);

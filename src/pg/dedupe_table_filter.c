@@ -536,6 +536,7 @@ fill_sets(TableFilter *f, DedupeConfig *c)
 			bool		isnull;
 			Datum		d;
 			SimhashShingleSet set = {NULL, 0};
+			SimhashShingleSet text_set = {NULL, 0};
 			bool		have_set = false;
 			size_t		n = SIMHASH_SET_UNKNOWN_SIZE;
 			int64		tag = 0;
@@ -543,18 +544,42 @@ fill_sets(TableFilter *f, DedupeConfig *c)
 
 			/* every row: shingling a text of up to INDEX_MAX_TEXT takes tens of ms */
 			CHECK_FOR_INTERRUPTS();
-			d = slot_getattr(slot, target->fp_attno, &isnull);
-			if (isnull || !lsh_band_keys(d, keys))
-				goto next;
+			if (target->fp_attno > 0)
+			{
+				d = slot_getattr(slot, target->fp_attno, &isnull);
+				if (isnull || !lsh_band_keys(d, keys))
+					goto next;
+			}
 			d = slot_getattr(slot, target->text_attno, &isnull);
 			if (isnull)
 				goto next;
+			if (target->fp_attno == 0)
+			{
+				/*
+				 * No keys column (a simhash_ops index on the text): the text's keys, as the
+				 * index computed them; a text too long to shingle here leaves the rows to
+				 * the search.
+				 */
+				if (toast_raw_datum_size(d) - VARHDRSZ > INDEX_MAX_TEXT)
+				{
+					ok = false;
+					goto next;
+				}
+				text_set = simhash_text_shingles(DatumGetTextPP(d));
+				if (simhash_shingle_lsh_keys(text_set, keys) != SIMHASH_LSH_BANDS)
+					goto next;	/* no key: never a candidate */
+			}
 			if (target->sets_attno > 0)
 			{
 				bool		sets_null;
 				Datum		sd = slot_getattr(slot, target->sets_attno, &sets_null);
 
 				have_set = !sets_null && stored_set_of(sd, &set);
+			}
+			if (!have_set && text_set.data != NULL)
+			{
+				set = text_set;
+				have_set = true;
 			}
 			if (!have_set && toast_raw_datum_size(d) - VARHDRSZ <= INDEX_MAX_TEXT)
 			{

@@ -211,6 +211,13 @@ view_config(Relation view, Trigger *tg, Oid nsp, bool at_create)
 	DedupeConfig *c = palloc0(sizeof(DedupeConfig));
 	Relation	root;
 
+	if (keyed_arguments(tg) != tg)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("simhash_dedupe: trigger \"%s\" on a view needs a key column", tg->tgname),
+				 errdetail("Through a view, candidates are found by a bigint[] column of LSH keys, not a simhash_ops index."),
+				 errhint("Add a bigint[] column for simhash_lsh(%s) with a GIN index, and name it as the second argument.",
+						 quote_identifier(tg->tgargs[0]))));
 	check_argument_count(tg);
 	if (has_sets_argument(tg))
 		ereport(ERROR,

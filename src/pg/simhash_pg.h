@@ -68,4 +68,7 @@ extern int	simhash_max_threads;
  */
 extern double simhash_similarity_threshold;
 
+/* The one strategy of the GIN operator class simhash_ops: %~. */
+#define SIMHASH_SIMILAR_STRATEGY 1
+
 #endif							/* SIMHASH_PG_H */

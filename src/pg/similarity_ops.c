@@ -26,8 +26,6 @@
 #include "pg/simhash_pg.h"
 #include "pg/similarity.h"
 
-/* The one strategy of simhash_ops: %~. */
-#define SIMHASH_SIMILAR_STRATEGY 1
 
 /*
  * The shingle set of the query argument, kept in fn_extra across the rows of a scan: the
