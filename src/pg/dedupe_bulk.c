@@ -1159,58 +1159,68 @@ insert_rows(Relation rel, TupleDesc qdesc, Tuplestorestate *rows, uint64 nrows)
 	return SPI_processed;
 }
 
-PG_FUNCTION_INFO_V1(simhash_dedupe_insert);
-
-/* simhash_dedupe_insert(target, query): the rows inserted (see the top of the file). */
-Datum
-simhash_dedupe_insert(PG_FUNCTION_ARGS)
+/* One load of simhash_dedupe_insert(), from phase to phase. */
+typedef struct BulkLoad
 {
-	Oid			target = PG_GETARG_OID(0);
-	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
-	Oid			dedupe_fn = simhash_extension_function(nsp, "simhash_dedupe", 0, NULL);
-	Relation	rel = relation_open(target, AccessShareLock);
-	TupleDesc	desc = RelationGetDescr(rel);
+	Relation	rel;			/* the target */
 	DedupeConfig *c;
-	SPIPlanPtr	plan;
-	Portal		portal;
-	TupleDesc	qdesc = NULL;
-	AttrNumber *to = NULL;
-	int			ncols = 0;
-	AttrNumber	q_text = 0;
-	AttrNumber	q_fp = 0;
+	Oid			dedupe_fn;
+	char	   *dedupe_name;	/* its trigger's name, for filter_unsafe() */
+	TupleDesc	qdesc;			/* the query's rows */
+	AttrNumber	q_text;			/* the query's text and fingerprint columns (0: none) */
+	AttrNumber	q_fp;
 	Tuplestorestate *rows;
-	KeySet		ks;
-	MemoryContext row_cxt;
-	uint64		inserted = 0;
-	uint64		nrows = 0;
-	bool		table_locked;
-	uint64	   *fps = NULL;
-	size_t		nfps = 0;
-	BulkFilter *filter = NULL;
-	BulkPlan   *load_plan = NULL;
-	bool		rls;
-	char	   *dedupe_name;
-	Datum	   *tvalues = palloc(desc->natts * sizeof(Datum));
-	bool	   *tnulls = palloc(desc->natts * sizeof(bool));
+	uint64		nrows;
+} BulkLoad;
 
-	if (rel->rd_rel->relkind != RELKIND_RELATION &&
-		rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("simhash_dedupe_insert: \"%s\" is not a table", RelationGetRelationName(rel)),
-				 errdetail("The bulk load writes ordinary and partitioned tables; write a view with INSERT.")));
+/*
+ * The query's columns, matched by name to the target's (each once; the text column among
+ * them, of its type, and so the fingerprint if given); INSERT checked on them.
+ */
+static void
+map_query_columns(BulkLoad *l)
+{
+	TupleDesc	qdesc = l->qdesc;
+	AttrNumber *to = palloc0(qdesc->natts * sizeof(AttrNumber));
+	int			ncols = 0;
+
+	for (int i = 0; i < qdesc->natts; i++)
 	{
-		Trigger    *tg = find_dedupe_trigger(rel, dedupe_fn);
+		Form_pg_attribute qa = TupleDescAttr(qdesc, i);
 
-		/* its name, for filter_unsafe(): rel's triggers may be rebuilt meanwhile */
-		dedupe_name = pstrdup(tg->tgname);
-		c = bulk_config(rel, tg, nsp);
+		if (qa->attisdropped)
+			continue;
+		to[ncols] = target_column(l->rel, qa);
+		for (int j = 0; j < ncols; j++)
+			if (to[j] == to[ncols])
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_COLUMN),
+						 errmsg("simhash_dedupe_insert: the query gives column \"%s\" twice",
+								NameStr(qa->attname))));
+		if (to[ncols] == l->c->text_attno)
+			l->q_text = i + 1;
+		if (to[ncols] == l->c->fp_attno)
+			l->q_fp = i + 1;
+		if (to[ncols] == l->c->text_attno || to[ncols] == l->c->fp_attno)
+			expect_column_type(l->rel, qa, to[ncols]);
+		ncols++;
 	}
+	if (l->q_text == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("simhash_dedupe_insert: the query must give the text column \"%s\" of table \"%s\"",
+						NameStr(TupleDescAttr(RelationGetDescr(l->rel), l->c->text_attno - 1)->attname),
+						RelationGetRelationName(l->rel))));
+	check_insert_privilege(l->rel, to, ncols);
+}
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "simhash_dedupe_insert: SPI_connect failed");
-	plan = SPI_prepare(query, 0, NULL);
+/* 1. The rows of the query (one SELECT or VALUES), into a tuplestore, before any lock. */
+static void
+read_rows(BulkLoad *l, const char *query)
+{
+	SPIPlanPtr	plan = SPI_prepare(query, 0, NULL);
+	Portal		portal;
+
 	if (plan == NULL)
 		elog(ERROR, "simhash_dedupe_insert: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
 	if (!SPI_is_cursor_plan(plan) || list_length(SPI_plan_get_plan_sources(plan)) != 1 ||
@@ -1218,154 +1228,140 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("simhash_dedupe_insert: the query must be one SELECT (or VALUES) that returns the rows to insert")));
-
-	/* 1. Read the rows. */
-	rows = tuplestore_begin_heap(false, false, work_mem);
-	ks.capacity = 1024;
-	ks.n = 0;
-	ks.keys = palloc(ks.capacity * sizeof(uint32));
-	row_cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_dedupe_insert row",
-									ALLOCSET_DEFAULT_SIZES);
+	l->rows = tuplestore_begin_heap(false, false, work_mem);
 	portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
 	for (;;)
 	{
 		SPI_cursor_fetch(portal, true, BULK_FETCH_ROWS);
-		if (qdesc == NULL)
+		if (l->qdesc == NULL)
 		{
-			qdesc = CreateTupleDescCopy(SPI_tuptable->tupdesc);
-			to = palloc0(qdesc->natts * sizeof(AttrNumber));
-			for (int i = 0; i < qdesc->natts; i++)
-			{
-				Form_pg_attribute qa = TupleDescAttr(qdesc, i);
-
-				if (qa->attisdropped)
-					continue;
-				to[ncols] = target_column(rel, qa);
-				for (int j = 0; j < ncols; j++)
-					if (to[j] == to[ncols])
-						ereport(ERROR,
-								(errcode(ERRCODE_DUPLICATE_COLUMN),
-								 errmsg("simhash_dedupe_insert: the query gives column \"%s\" twice",
-										NameStr(qa->attname))));
-				if (to[ncols] == c->text_attno)
-					q_text = i + 1;
-				if (to[ncols] == c->fp_attno)
-					q_fp = i + 1;
-				if (to[ncols] == c->text_attno || to[ncols] == c->fp_attno)
-					expect_column_type(rel, qa, to[ncols]);
-				ncols++;
-			}
-			if (q_text == 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_UNDEFINED_COLUMN),
-						 errmsg("simhash_dedupe_insert: the query must give the text column \"%s\" of table \"%s\"",
-								NameStr(TupleDescAttr(desc, c->text_attno - 1)->attname),
-								RelationGetRelationName(rel))));
-			check_insert_privilege(rel, to, ncols);
+			l->qdesc = CreateTupleDescCopy(SPI_tuptable->tupdesc);
+			map_query_columns(l);
 		}
 		if (SPI_processed == 0)
 			break;
 		for (uint64 r = 0; r < SPI_processed; r++)
-			tuplestore_puttuple(rows, SPI_tuptable->vals[r]);
-		nrows += SPI_processed;
+			tuplestore_puttuple(l->rows, SPI_tuptable->vals[r]);
+		l->nrows += SPI_processed;
 		SPI_freetuptable(SPI_tuptable);
 	}
 	SPI_cursor_close(portal);
-	if (!rel->rd_islocaltemp)
-		PreventCommandIfReadOnly("simhash_dedupe_insert()");
+}
 
-	/*
-	 * 2. Every lock key at once, in one order; or the table lock, at once when the rows may
-	 * take enough keys for it (their keys are then not needed). The fingerprints of the
-	 * rows, for the load's filter.
-	 */
-	table_locked = bulk_takes_table(c, nrows * row_lock_key_bound(c));
-	if (c->min_similarity == 0 && c->indexed && !filter_unsafe(c, dedupe_name, dedupe_fn))
-		fps = MemoryContextAllocHuge(CurrentMemoryContext, Max(nrows, 1) * sizeof(uint64));
-	if (!table_locked || fps != NULL)
+/* The keys of the load's row in slot, computed on the row as the target's columns hold it. */
+static void
+load_row_keys(BulkLoad *l, TupleTableSlot *slot, Datum *values, bool *nulls, RowWork *w)
+{
+	DedupeConfig *c = l->c;
+	TupleDesc	desc = RelationGetDescr(l->rel);
+
+	slot_getallattrs(slot);
+	for (int a = 0; a < desc->natts; a++)
+		nulls[a] = true;
+	values[c->text_attno - 1] = slot->tts_values[l->q_text - 1];
+	nulls[c->text_attno - 1] = slot->tts_isnull[l->q_text - 1];
+	if (l->q_fp > 0)
 	{
-		TupleTableSlot *slot = MakeSingleTupleTableSlot(qdesc, &TTSOpsMinimalTuple);
-
-		while (tuplestore_gettupleslot(rows, true, false, slot))
-		{
-			MemoryContext old = MemoryContextSwitchTo(row_cxt);
-			RowWork		w = {0};
-			HeapTuple	tt;
-
-			CHECK_FOR_INTERRUPTS();
-			slot_getallattrs(slot);
-			for (int a = 0; a < desc->natts; a++)
-				tnulls[a] = true;
-			tvalues[c->text_attno - 1] = slot->tts_values[q_text - 1];
-			tnulls[c->text_attno - 1] = slot->tts_isnull[q_text - 1];
-			if (q_fp > 0)
-			{
-				tvalues[c->fp_attno - 1] = slot->tts_values[q_fp - 1];
-				tnulls[c->fp_attno - 1] = slot->tts_isnull[q_fp - 1];
-			}
-			tt = heap_form_tuple(desc, tvalues, tnulls);
-			row_keys(c, tt, NULL, desc, &w);
-			MemoryContextSwitchTo(old);
-			if (w.search && !table_locked)
-			{
-				uint32		keys[SIMHASH_MAX_LOCK_KEYS];
-				size_t		n = row_lock_keys(c, w.fp, w.lsh, w.nlsh, keys);
-
-				add_keys(&ks, keys, n);
-			}
-			if (w.search && fps != NULL)
-				fps[nfps++] = w.fp;
-			MemoryContextReset(row_cxt);
-		}
-		ExecDropSingleTupleTableSlot(slot);
-		tuplestore_rescan(rows);
-		if (!table_locked)
-		{
-			compact_keys(&ks);
-			serialize_bulk(c, ks.keys, ks.n);
-		}
+		values[c->fp_attno - 1] = slot->tts_values[l->q_fp - 1];
+		nulls[c->fp_attno - 1] = slot->tts_isnull[l->q_fp - 1];
 	}
-	if (fps != NULL)
-		filter = make_filter(c, fps, nfps);
-	/*
-	 * Not on a table with row-level security: which rows the caller may see (a link to a
-	 * row it cannot read is refused, a reject names no key) is the search's to decide.
-	 */
-	rls = check_enable_rls(RelationGetRelid(rel), InvalidOid, false) == RLS_ENABLED;
-	if (c->min_similarity > 0 && !rls && !filter_unsafe(c, dedupe_name, dedupe_fn))
-		load_plan = make_plan(c, rows, qdesc, q_text, nrows);
+	row_keys(c, heap_form_tuple(desc, values, nulls), NULL, desc, w);
+}
 
-	/*
-	 * 3. The rows, each checked by the trigger with its keys held: one INSERT ... SELECT
-	 * from the tuplestore (insert_rows()).
-	 */
+/*
+ * 2. Every lock key at once, in one order; or the table lock, at once when the rows may
+ * take enough keys for it (their keys are then not needed). With a distance, the load's
+ * filter from the rows' fingerprints. The filter, or NULL.
+ */
+static BulkFilter *
+lock_rows(BulkLoad *l)
+{
+	DedupeConfig *c = l->c;
+	bool		table_locked = bulk_takes_table(c, l->nrows * row_lock_key_bound(c));
+	uint64	   *fps = NULL;
+	size_t		nfps = 0;
+	KeySet		ks = {palloc(1024 * sizeof(uint32)), 0, 1024};
+	MemoryContext row_cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_dedupe_insert row",
+												  ALLOCSET_DEFAULT_SIZES);
+	TupleDesc	desc = RelationGetDescr(l->rel);
+	Datum	   *values = palloc(desc->natts * sizeof(Datum));
+	bool	   *nulls = palloc(desc->natts * sizeof(bool));
+	TupleTableSlot *slot;
+
+	if (c->min_similarity == 0 && c->indexed && !filter_unsafe(c, l->dedupe_name, l->dedupe_fn))
+		fps = MemoryContextAllocHuge(CurrentMemoryContext, Max(l->nrows, 1) * sizeof(uint64));
+	if (table_locked && fps == NULL)
+		return NULL;
+	slot = MakeSingleTupleTableSlot(l->qdesc, &TTSOpsMinimalTuple);
+	while (tuplestore_gettupleslot(l->rows, true, false, slot))
 	{
-		Oid			previous = set_bulk_root(c->root);
-		BulkFilter *previous_filter = bulk_filter;
-		BulkPlan   *previous_plan = bulk_plan;
+		MemoryContext old = MemoryContextSwitchTo(row_cxt);
+		RowWork		w = {0};
 
-		/*
-		 * A load run inside another one's (by a trigger of one of its rows) writes rows
-		 * the outer load's filter would not hear of: that filter stops clearing rows.
-		 */
-		if (previous_filter != NULL)
-			previous_filter->full = true;
-		if (previous_plan != NULL)
-			plan_off(previous_plan, "a load inside it");
-		bulk_filter = filter;
-		bulk_plan = load_plan;
-		PG_TRY();
+		CHECK_FOR_INTERRUPTS();
+		load_row_keys(l, slot, values, nulls, &w);
+		MemoryContextSwitchTo(old);
+		if (w.search && !table_locked)
 		{
-			inserted = insert_rows(rel, qdesc, rows, nrows);
+			uint32		keys[SIMHASH_MAX_LOCK_KEYS];
+
+			add_keys(&ks, keys, row_lock_keys(c, w.fp, w.lsh, w.nlsh, keys));
 		}
-		PG_FINALLY();
-		{
-			set_bulk_root(previous);
-			bulk_filter = previous_filter;
-			bulk_plan = previous_plan;
-		}
-		PG_END_TRY();
+		if (w.search && fps != NULL)
+			fps[nfps++] = w.fp;
+		MemoryContextReset(row_cxt);
 	}
+	ExecDropSingleTupleTableSlot(slot);
+	tuplestore_rescan(l->rows);
+	if (!table_locked)
+	{
+		compact_keys(&ks);
+		serialize_bulk(c, ks.keys, ks.n);
+	}
+	return fps != NULL ? make_filter(c, fps, nfps) : NULL;
+}
+
+/*
+ * 3. The rows, each checked by the trigger with its keys held: one INSERT ... SELECT from
+ * the tuplestore (insert_rows()), with the load's filter and plan where the trigger finds
+ * them. The rows inserted.
+ */
+static uint64
+write_rows(BulkLoad *l, BulkFilter *filter, BulkPlan *load_plan)
+{
+	Oid			previous = set_bulk_root(l->c->root);
+	BulkFilter *previous_filter = bulk_filter;
+	BulkPlan   *previous_plan = bulk_plan;
+	uint64		inserted = 0;
+
+	/*
+	 * A load run inside another one's (by a trigger of one of its rows) writes rows the
+	 * outer load's filter would not hear of: that filter stops clearing rows.
+	 */
+	if (previous_filter != NULL)
+		previous_filter->full = true;
+	if (previous_plan != NULL)
+		plan_off(previous_plan, "a load inside it");
+	bulk_filter = filter;
+	bulk_plan = load_plan;
+	PG_TRY();
+	{
+		inserted = insert_rows(l->rel, l->qdesc, l->rows, l->nrows);
+	}
+	PG_FINALLY();
+	{
+		set_bulk_root(previous);
+		bulk_filter = previous_filter;
+		bulk_plan = previous_plan;
+	}
+	PG_END_TRY();
+	return inserted;
+}
+
+/* The DEBUG1 lines of a load: what its filter or its plan spared the trigger. */
+static void
+report_load(BulkLoad *l, BulkFilter *filter, BulkPlan *load_plan)
+{
 	if (filter != NULL)
 	{
 		size_t		held = 0;
@@ -1374,8 +1370,8 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 			held += filter->in_table[i];
 		ereport(DEBUG1,
 				(errmsg("simhash_dedupe_insert: %llu rows read; %zu distinct fingerprints searched in \"%s\" before writing (%zu with a near duplicate there); %llu searches spared by the load's filter (%zu kB%s)",
-						(unsigned long long) nrows, filter->nsearched,
-						RelationGetRelationName(rel), held,
+						(unsigned long long) l->nrows, filter->nsearched,
+						RelationGetRelationName(l->rel), held,
 						(unsigned long long) filter->spared,
 						simhash_near_filter_bytes(filter->written) / 1024,
 						filter->full ? ", full: the rest of the rows searched" : "")));
@@ -1383,14 +1379,60 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	if (load_plan != NULL)
 		ereport(DEBUG1,
 				(errmsg("simhash_dedupe_insert: %llu rows read, %u distinct texts, %llu pairs of them at or above %g; %llu with a near duplicate in \"%s\" before writing; %llu rows answered by the load's plan, %llu searched%s%s",
-						(unsigned long long) nrows, load_plan->ngroups,
+						(unsigned long long) l->nrows, load_plan->ngroups,
 						(unsigned long long) load_plan->npairs, load_plan->t,
-						(unsigned long long) load_plan->near_in_table, RelationGetRelationName(rel),
+						(unsigned long long) load_plan->near_in_table, RelationGetRelationName(l->rel),
 						(unsigned long long) load_plan->answered,
 						(unsigned long long) load_plan->searched,
 						load_plan->off ? "; off after " : "", load_plan->off ? load_plan->why_off : "")));
-	tuplestore_end(rows);
+}
+
+PG_FUNCTION_INFO_V1(simhash_dedupe_insert);
+
+/* simhash_dedupe_insert(target, query): the rows inserted (see the top of the file). */
+Datum
+simhash_dedupe_insert(PG_FUNCTION_ARGS)
+{
+	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
+	BulkLoad	l = {0};
+	BulkFilter *filter;
+	BulkPlan   *load_plan = NULL;
+	uint64		inserted;
+	Trigger    *tg;
+
+	l.dedupe_fn = simhash_extension_function(nsp, "simhash_dedupe", 0, NULL);
+	l.rel = relation_open(PG_GETARG_OID(0), AccessShareLock);
+	if (l.rel->rd_rel->relkind != RELKIND_RELATION &&
+		l.rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("simhash_dedupe_insert: \"%s\" is not a table", RelationGetRelationName(l.rel)),
+				 errdetail("The bulk load writes ordinary and partitioned tables; write a view with INSERT.")));
+	tg = find_dedupe_trigger(l.rel, l.dedupe_fn);
+	l.dedupe_name = pstrdup(tg->tgname);	/* rel's triggers may be rebuilt meanwhile */
+	l.c = bulk_config(l.rel, tg, nsp);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "simhash_dedupe_insert: SPI_connect failed");
+	read_rows(&l, query);
+	if (!l.rel->rd_islocaltemp)
+		PreventCommandIfReadOnly("simhash_dedupe_insert()");
+	filter = lock_rows(&l);
+
+	/*
+	 * The plan, not on a table with row-level security: which rows the caller may see (a
+	 * link to a row it cannot read is refused, a reject names no key) is the search's to
+	 * decide.
+	 */
+	if (l.c->min_similarity > 0 &&
+		check_enable_rls(RelationGetRelid(l.rel), InvalidOid, false) != RLS_ENABLED &&
+		!filter_unsafe(l.c, l.dedupe_name, l.dedupe_fn))
+		load_plan = make_plan(l.c, l.rows, l.qdesc, l.q_text, l.nrows);
+	inserted = write_rows(&l, filter, load_plan);
+	report_load(&l, filter, load_plan);
+	tuplestore_end(l.rows);
 	SPI_finish();
-	relation_close(rel, NoLock);
+	relation_close(l.rel, NoLock);
 	PG_RETURN_INT64((int64) inserted);
 }
