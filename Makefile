@@ -63,7 +63,9 @@ REGRESS = \
 	simhash_catalog \
 	simhash_bounded \
 	simhash_ops \
-	simhash_attack
+	simhash_attack \
+	simhash_readme \
+	simhash_reference
 REGRESS_OPTS = --inputdir=. --outputdir=.
 
 # Isolation tests (specs/NAME.spec, expected/NAME.out): exact interleavings of concurrent
@@ -120,7 +122,21 @@ endif
 tap-not-as-root:
 	@echo "TAP tests (t/) left out: their servers refuse to run as root; scripts/tap.sh runs them as the server user"
 
+# The SQL blocks of README.md and docs/reference.md, as pg_regress files whose expected
+# output is the output each page shows (tools/doc_sql.pl; made here, not committed): each
+# runs its page's blocks in a fresh database of its own, so a page that says what the
+# server does not answer fails installcheck. Made before installcheck and before
+# print-regress, whose callers (test/hostile/run.sh, scripts/valgrind_regress.sh) run them.
+DOC_TESTS = sql/simhash_readme.sql expected/simhash_readme.out \
+	sql/simhash_reference.sql expected/simhash_reference.out
+EXTRA_CLEAN += $(DOC_TESTS)
+sql/simhash_readme.sql expected/simhash_readme.out &: README.md tools/doc_sql.pl
+	perl tools/doc_sql.pl README.md simhash_readme
+sql/simhash_reference.sql expected/simhash_reference.out &: docs/reference.md tools/doc_sql.pl
+	perl tools/doc_sql.pl docs/reference.md simhash_reference
+installcheck: $(DOC_TESTS)
+
 # The pg_regress files, for scripts/test.sh, which also runs each one alone.
 .PHONY: print-regress
-print-regress:
+print-regress: $(DOC_TESTS)
 	@echo $(REGRESS)
