@@ -63,7 +63,8 @@ REGRESS = \
 	simhash_catalog \
 	simhash_bounded \
 	simhash_ops \
-	simhash_attack
+	simhash_attack \
+	simhash_attack_round4
 REGRESS_OPTS = --inputdir=. --outputdir=.
 
 # Isolation tests (specs/NAME.spec, expected/NAME.out): exact interleavings of concurrent
