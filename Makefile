@@ -64,6 +64,7 @@ REGRESS = \
 	simhash_bounded \
 	simhash_ops \
 	simhash_attack \
+	simhash_attack_round4 \
 	simhash_readme \
 	simhash_reference
 REGRESS_OPTS = --inputdir=. --outputdir=.

@@ -140,11 +140,12 @@ simhash_status simhash_shingle_counter_set(const simhash_shingle_counter* counte
 
 simhash_status simhash_shingle_overlap(const std::uint64_t* a, std::size_t na,
                                        const std::uint64_t* b, std::size_t nb,
-                                       std::uint64_t* common, char* errbuf,
-                                       std::size_t errcap) noexcept {
+                                       std::uint64_t* common, const simhash_interrupt* interrupt,
+                                       char* errbuf, std::size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
     if (common == nullptr) throw std::invalid_argument("null argument");
-    *common = simhash::overlap(a, na, b, nb).common;
+    simhash::Poll poll(simhash::capi::interrupt_check(interrupt));
+    *common = simhash::overlap(a, na, b, nb, &poll).common;
     return SIMHASH_OK;
   });
 }

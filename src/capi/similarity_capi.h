@@ -21,10 +21,12 @@ extern "C" {
 /*
  * |A ∩ B| of two shingle sets given as ascending, distinct hashes (as simhash_text_distinct
  * leaves them) into *common; SIMHASH_INVALID_ARGUMENT when either set is not ascending.
+ * Asks the interrupt poll as it goes (NULL: none): sets of a hundred million shingles take
+ * seconds; SIMHASH_INTERRUPTED when it said stop.
  */
 simhash_status simhash_shingle_overlap(const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
-                                       uint64_t *common, char *errbuf,
-                                       size_t errcap) SIMHASH_NOEXCEPT;
+                                       uint64_t *common, const simhash_interrupt *interrupt,
+                                       char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
 
 /* A 64-bit digest of a shingle set (simhash::set_digest): equal sets, equal digests. */
 uint64_t simhash_shingle_digest(const uint64_t *set, size_t n) SIMHASH_NOEXCEPT;

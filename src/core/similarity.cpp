@@ -12,23 +12,40 @@ namespace simhash {
 
 namespace {
 
-void check_ascending(const std::uint64_t* s, std::size_t n, const char* which) {
-  for (std::size_t i = 1; i < n; i++) {
-    if (s[i] <= s[i - 1]) {
-      throw std::invalid_argument(std::string("shingle set ") + which +
-                                  " is not ascending and distinct");
+void check_ascending(const std::uint64_t* s, std::size_t n, const char* which, Poll* poll) {
+  // In slices of Poll::kUnits elements, the poll asked between them.
+  for (std::size_t start = 1; start < n;) {
+    const std::size_t end = n - start > static_cast<std::size_t>(Poll::kUnits)
+                                ? start + static_cast<std::size_t>(Poll::kUnits)
+                                : n;
+    for (std::size_t i = start; i < end; i++) {
+      if (s[i] <= s[i - 1]) {
+        throw std::invalid_argument(std::string("shingle set ") + which +
+                                    " is not ascending and distinct");
+      }
     }
+    if (poll != nullptr) poll->work(end - start);
+    start = end;
   }
 }
 
 // Number of elements of the shorter set found in the longer one, by galloping: a step
 // doubles until it passes the value, then a binary search. Close to a plain merge for sets
 // of similar size, much faster for very different sizes.
+// With a poll, asks it every Poll::kUnits elements of the shorter set, the elements of the
+// longer one stepped over counted too (a gallop's binary search is within them).
 std::uint64_t count_common(const std::uint64_t* small, std::size_t ns, const std::uint64_t* large,
-                           std::size_t nl) noexcept {
+                           std::size_t nl, Poll* poll) {
   std::uint64_t common = 0;
   std::size_t j = 0;
+  std::size_t next_ask = static_cast<std::size_t>(Poll::kUnits);
+  std::size_t j_asked = 0;
   for (std::size_t i = 0; i < ns && j < nl; i++) {
+    if (i == next_ask) {
+      next_ask += static_cast<std::size_t>(Poll::kUnits);
+      if (poll != nullptr) poll->work(static_cast<std::size_t>(Poll::kUnits) + (j - j_asked));
+      j_asked = j;
+    }
     const std::uint64_t v = small[i];
     if (large[j] < v) {
       std::size_t step = 1;
@@ -59,16 +76,17 @@ std::uint64_t count_common(const std::uint64_t* small, std::size_t ns, const std
 
 }  // namespace
 
-Overlap overlap(const std::uint64_t* a, std::size_t na, const std::uint64_t* b, std::size_t nb) {
+Overlap overlap(const std::uint64_t* a, std::size_t na, const std::uint64_t* b, std::size_t nb,
+                Poll* poll) {
   if ((a == nullptr && na > 0) || (b == nullptr && nb > 0)) {
     throw std::invalid_argument("null shingle set");
   }
-  check_ascending(a, na, "A");
-  check_ascending(b, nb, "B");
+  check_ascending(a, na, "A", poll);
+  check_ascending(b, nb, "B", poll);
   Overlap o;
   o.left = na;
   o.right = nb;
-  o.common = na <= nb ? count_common(a, na, b, nb) : count_common(b, nb, a, na);
+  o.common = na <= nb ? count_common(a, na, b, nb, poll) : count_common(b, nb, a, na, poll);
   return o;
 }
 

@@ -92,8 +92,9 @@ common_shingles(ShingleSet a, ShingleSet b)
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 	uint64		common = 0;
 
-	simhash_check_status(simhash_shingle_overlap(a.data, a.size, b.data, b.size, &common, errbuf,
-												 sizeof(errbuf)),
+	/* polled: two sets of a hundred million shingles (bigint[] arguments) take seconds */
+	simhash_check_status(simhash_shingle_overlap(a.data, a.size, b.data, b.size, &common,
+												 &simhash_pg_interrupt, errbuf, sizeof(errbuf)),
 						 errbuf);
 	return common;
 }

@@ -127,6 +127,45 @@ TEST(Poll, ShingleSetAsksAsItGoes) {
   }
 }
 
+// The overlap of two sets (simhash_jaccard(bigint[], bigint[]) of 1 GB arrays took 3.7 s
+// for sets of 134 million values interleaved at random, without a poll): the ascending
+// checks and the merge ask as they go, and the answer is the same.
+TEST(Poll, OverlapAsksAsItGoes) {
+  std::mt19937_64 rng(3);
+  std::vector<std::uint64_t> a;
+  std::vector<std::uint64_t> b;
+  for (std::uint64_t x = 1; a.size() < (std::size_t{1} << 20); x++) {
+    const unsigned r = rng() % 3;
+    if (r != 1) a.push_back(x);
+    if (r != 0) b.push_back(x);
+  }
+  const Overlap plain = overlap(a.data(), a.size(), b.data(), b.size());
+  Counter never;
+  Poll poll(never.check());
+  const Overlap polled = overlap(a.data(), a.size(), b.data(), b.size(), &poll);
+  EXPECT_EQ(polled.common, plain.common);
+  // about 16 asks for each set checked (2^20 values), as many in the merge and more for the
+  // elements of the longer set stepped over
+  EXPECT_GE(never.calls, 40u);
+  for (std::uint64_t at : {1, 20, 40}) {
+    Counter stop(at);
+    Poll stopping(stop.check());
+    EXPECT_THROW(overlap(a.data(), a.size(), b.data(), b.size(), &stopping), Interrupted) << at;
+    EXPECT_EQ(stop.calls, at);
+  }
+  char err[64];
+  std::uint64_t common = 0;
+  Counter stop(30);
+  const simhash_interrupt c_poll = stop.c_check();
+  EXPECT_EQ(simhash_shingle_overlap(a.data(), a.size(), b.data(), b.size(), &common, &c_poll,
+                                    err, sizeof(err)),
+            SIMHASH_INTERRUPTED);
+  EXPECT_EQ(simhash_shingle_overlap(b.data(), b.size(), a.data(), a.size(), &common, nullptr,
+                                    err, sizeof(err)),
+            SIMHASH_OK);
+  EXPECT_EQ(common, plain.common);
+}
+
 TEST(Poll, ShingleCounterGrowsAndSortsAsItGoes) {
   const std::string text = varied_text(2 << 20, 3);
   auto count = [&](Poll* poll, std::vector<std::uint64_t>* out) {
