@@ -240,6 +240,7 @@ class SimilarPairs {
   int band_ = 0;                 // the band (lsh) being walked
   bool band_ready_ = false;      // band_entries_ holds band_, sorted
   std::vector<std::pair<std::int64_t, std::uint32_t>> band_entries_;  // (key, group), sorted
+  std::vector<std::pair<std::int64_t, std::uint32_t>> band_scratch_;  // for its sort
   std::size_t run_begin_ = 0, run_end_ = 0, run_i_ = 0, run_j_ = 0;
   // The SimHash recipes: each group's fingerprints (recipe-major), and a resumable finder
   // of the pairs within the current recipe's radius.
