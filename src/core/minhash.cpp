@@ -1,5 +1,6 @@
 #include "core/minhash.hpp"
 
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 
@@ -36,13 +37,38 @@ void fold(std::uint64_t* sig, Filled& filled, std::size_t k, const std::uint64_t
 // Optimal densification: the probe sequence of bin i depends on i and the attempt only.
 // Some bin is filled, and the sequence is pseudo-random over all bins, so the loop ends; a
 // bound keeps it finite whatever happens, then the scan takes the next one.
+// The first kTabledProbes bins of every bin's probe sequence for the kLshBands * kLshRows
+// bins of the keys, computed once: the probes of a sketch's empty bins, a mix and a
+// multiply each, took as long as folding the shingles into the bins.
+constexpr std::size_t kSketchBins = static_cast<std::size_t>(kLshBands) * kLshRows;
+constexpr std::uint64_t kTabledProbes = 16;
+struct ProbeTable {
+  std::uint8_t bin[kSketchBins][kTabledProbes];
+  ProbeTable() noexcept {
+    static_assert(kSketchBins <= 256, "bins must fit a byte");
+    for (std::size_t i = 0; i < kSketchBins; ++i) {
+      for (std::uint64_t a = 1; a <= kTabledProbes; ++a) {
+        bin[i][a - 1] = static_cast<std::uint8_t>(
+            scale(mix64(kProbeSeed ^ (static_cast<std::uint64_t>(i) << 32) ^ a), kSketchBins));
+      }
+    }
+  }
+};
+const ProbeTable& probe_table() noexcept {
+  static const ProbeTable table;
+  return table;
+}
+
 template <typename Filled>
 void densify(std::uint64_t* sig, const Filled& filled, std::size_t k) noexcept {
+  const ProbeTable* table = k == kSketchBins ? &probe_table() : nullptr;
   for (std::size_t i = 0; i < k; ++i) {
     if (filled[i]) continue;
     std::size_t from = k;
     for (std::uint64_t attempt = 1; attempt <= 64 * k && from == k; ++attempt) {
-      const std::size_t j = scale(mix64(kProbeSeed ^ (i << 32) ^ attempt), k);
+      const std::size_t j = table != nullptr && attempt <= kTabledProbes
+                                ? table->bin[i][attempt - 1]
+                                : scale(mix64(kProbeSeed ^ (i << 32) ^ attempt), k);
       if (filled[j]) from = j;
     }
     if (from == k) {
