@@ -394,10 +394,7 @@ void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, s
       });
       digests[i] = set_digest_end(d);
       if (external_) digests2[i] = second_digest_end(d2);
-      if (lsh) {
-        const auto k = sketch.keys();
-        std::copy(k.begin(), k.end(), keys.begin() + static_cast<std::ptrdiff_t>(i * kLshBands));
-      }
+      if (lsh) sketch.keys_into(keys.data() + i * kLshBands);
       for (std::size_t r = 0; r < nrec; ++r) {
         const auto fp =
             binary_fingerprint(texts[i], recipes_[r].tokenizer, recipes_[r].n, &poll);
