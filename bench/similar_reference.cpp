@@ -11,7 +11,7 @@
 //   OUT   also write the pairs of the last round there, "id1<TAB>id2<TAB>similarity"
 //         (%.6f), in the engine's order (sort them to compare two builds)
 // Prints one line: rows, MB, pairs (or cluster rows), the median time of --rounds runs
-// (reading the file is not timed), the engine's peak memory.
+// (reading the file is not timed), the engine's peak memory, the candidates it verified.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -104,6 +104,7 @@ int main(int argc, char** argv) {
   std::vector<double> seconds;
   std::size_t results = 0;
   std::size_t peak = 0;
+  std::uint64_t verified = 0;
   for (int r = 0; r < rounds; ++r) {
     const auto start = std::chrono::steady_clock::now();
     simhash::SimilarPairs engine(t, threads);
@@ -145,10 +146,12 @@ int main(int argc, char** argv) {
       if (out != nullptr) std::fclose(out);
     }
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    verified = engine.verified();
   }
   std::sort(seconds.begin(), seconds.end());
-  std::printf("rows %zu, %.1f MB, %s %zu, threads %d, %.3f s (median of %d), peak engine memory %.0f MB\n",
+  std::printf("rows %zu, %.1f MB, %s %zu, threads %d, %.3f s (median of %d), peak engine memory %.0f MB, "
+              "candidates verified %llu\n",
               ids.size(), bytes / 1e6, clusters ? "cluster rows" : "pairs", results, threads,
-              seconds[seconds.size() / 2], rounds, peak / 1e6);
+              seconds[seconds.size() / 2], rounds, peak / 1e6, static_cast<unsigned long long>(verified));
   return 0;
 }
