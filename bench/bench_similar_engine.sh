@@ -26,6 +26,30 @@
 #   --what       functions measured (default "pairs,clusters")
 #   --save FILE  keep the rows (COPY text format), to run build/similar_reference on alone
 #
+# Or, with --vs-plain, the engine against an independent plain program on files:
+#
+#   bench/bench_similar_engine.sh --vs-plain [--corpus DIR] [--rounds N] [--threshold T]
+#                                 [--collections LIST] [--dense-rows N] [--no-pg] [--keep DIR]
+#   --collections  which collections (default "natural,dense"):
+#                  natural: every paragraph of the corpus (bench/paragraphs.pl: man pages in
+#                     five languages and every copyright file), as they are, no planted
+#                     families: its near duplicates are the corpus's own (licences, repeated
+#                     man page sections and headers);
+#                  natural64k: every third of those paragraphs;
+#                  dense: --dense-rows rows (default 1000000) of bench/dense_rows.pl, families
+#                     of 5 (a paragraph and 4 copies with 1-7 % of its words deleted)
+#   --no-pg        leave out simhash_similar_pairs (else timed through a throwaway cluster,
+#                  one thread, work_mem 4GB, the rows loaded with \copy)
+#   --keep DIR     the collections' files go there (and are reused when present)
+#   --engine BIN   another build of similar_reference to time (e.g. an older one)
+# Prints, a collection a row, the best of --rounds of: build/similar_reference (the engine
+# alone, 1 and 2 threads, reading its file not timed), refsimilar (the yardstick of
+# ../shared/reference, built into build/refsimilar; its own "total", reading included; left
+# out with a message when that directory is missing) with 1 and 2 threads, and the
+# extension; with each one's ratio to refsimilar at the same thread count. Runs alternate
+# (engine, refsimilar, engine, ...) so that a machine's load falls on both alike; the load
+# average is printed.
+#
 # Conditions: one backend, no JIT, shared_buffers 1GB; max_parallel_workers_per_gather 0
 # (one thread) and 1 (two threads, on a 2-core machine). Each SQL measurement runs in a
 # fresh session and times `SELECT count(*) FROM f(...)`: reading the rows, shingling,
@@ -47,6 +71,14 @@ spill=
 threads_list="1,2"
 what_list="pairs,clusters"
 save=
+vs_plain=0
+collections=natural,dense
+dense_rows=1000000
+with_pg=1
+keep=
+engine_bin=
+rounds_given=0
+[[ " $* " == *" --rounds "* ]] && rounds_given=1
 while [[ $# -gt 0 ]]; do
     case $1 in
         --corpus) corpus=$2; shift 2 ;;
@@ -59,17 +91,114 @@ while [[ $# -gt 0 ]]; do
         --threads) threads_list=$2; shift 2 ;;
         --what) what_list=$2; shift 2 ;;
         --save) save=$2; shift 2 ;;
+        --vs-plain) vs_plain=1; shift ;;
+        --collections) collections=$2; shift 2 ;;
+        --dense-rows) dense_rows=$2; shift 2 ;;
+        --no-pg) with_pg=0; shift ;;
+        --keep) keep=$2; shift 2 ;;
+        --engine) engine_bin=$2; shift 2 ;;
         -h | --help) sed -n '2,/^set -euo/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
 done
 [[ ${docs} =~ ^[1-9][0-9]*$ ]] || die "--docs needs a positive number"
 [[ ${family} =~ ^[1-9][0-9]*$ ]] || die "--family needs a positive number"
-reference=build/similar_reference
+reference=${engine_bin:-build/similar_reference}
 [[ -x ${reference} ]] || die "${reference} is missing: cmake --build build --target similar_reference"
 if [[ ! -d ${corpus} ]]; then
     log "making the corpus in ${corpus}"
     scripts/make_corpus.sh "${corpus}" >&2
+fi
+use_private_pg
+
+if [[ ${vs_plain} == 1 ]]; then
+    [[ ${rounds_given} == 1 ]] || rounds=3
+    plain=
+    if [[ -f ../shared/reference/refsimilar.cpp ]]; then
+        plain=build/refsimilar
+        if [[ ! -x ${plain} || ../shared/reference/refsimilar.cpp -nt ${plain} ]]; then
+            log "building ${plain} from ../shared/reference/refsimilar.cpp"
+            g++ -O2 -march=native -std=c++17 -pthread -o "${plain}" ../shared/reference/refsimilar.cpp ||
+                { log "refsimilar did not build: left out"; plain=; }
+        fi
+    else
+        log "../shared/reference/refsimilar.cpp is missing: the plain program is left out"
+    fi
+    dir=${keep:-$(mktemp -d)}
+    mkdir -p "${dir}"
+    [[ -n ${keep} ]] || trap 'rm -rf "${dir}"' EXIT
+    # collection_file NAME : the file of a collection, made when missing.
+    collection_file() {
+        local f=${dir}/$1.tsv
+        if [[ ! -s ${f} ]]; then
+            case $1 in
+                natural) bench/paragraphs.pl "${corpus}" 100000000 >"${f}" ;;
+                natural64k) collection_file natural >/dev/null
+                    awk 'NR % 3 == 1' "${dir}/natural.tsv" >"${f}" ;;
+                dense) collection_file natural >/dev/null
+                    bench/dense_rows.pl "${dir}/natural.tsv" "${dense_rows}" 5 >"${f}" ;;
+                *) die "unknown collection: $1" ;;
+            esac
+        fi
+        printf '%s\n' "${f}"
+    }
+    # best SECONDS... : the smallest.
+    best() { printf '%s\n' "$@" | sort -g | head -n 1; }
+    ratio() { [[ -n $1 && -n $2 ]] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }' || printf '—'; }
+    if [[ ${with_pg} == 1 ]]; then
+        use_private_pg
+        export PGCLUSTER_SETTINGS="shared_buffers = '1GB'
+jit = off"
+        pgcluster_start
+        trap 'pgcluster_stop; [[ -n ${keep} ]] || rm -rf "${dir}"' EXIT
+        psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION simhash'
+    fi
+    printf '\nmin_similarity %s, best of %s runs; load average at the start: %s\n\n' "${threshold}" "${rounds}" \
+        "$(cut -d ' ' -f 1-3 /proc/loadavg)"
+    printf '| collection | rows | MB | pairs (engine / refsimilar) | engine, 1 thread | refsimilar, 1 | ratio | engine, 2 threads | refsimilar, 2 | ratio | simhash_similar_pairs, 1 | ratio |\n'
+    printf '|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+    for c in ${collections//,/ }; do
+        f=$(collection_file "${c}")
+        declare -A e=() p=()
+        epairs= ppairs= rows= mb= sql_s=
+        for ((r = 0; r < rounds; r++)); do
+            for t in 1 2; do
+                line=$("${reference}" "${f}" "${threshold}" --threads "${t}")
+                e[$t]+=" $(sed -n 's/.*, \([0-9.]*\) s (median.*/\1/p' <<<"${line}")"
+                epairs=$(sed -n 's/.*pairs \([0-9]*\),.*/\1/p' <<<"${line}")
+                rows=$(sed -n 's/^rows \([0-9]*\),.*/\1/p' <<<"${line}")
+                mb=$(sed -n 's/^rows [0-9]*, \([0-9.]*\) MB.*/\1/p' <<<"${line}")
+                if [[ -n ${plain} ]]; then
+                    line=$("${plain}" -q -j "${t}" "${threshold}" <"${f}" 2>&1 >/dev/null | tr '\n' ' ')
+                    p[$t]+=" $(sed -n 's/.*| total \([0-9.]*\) s.*/\1/p' <<<"${line}")"
+                    ppairs=$(sed -n 's/.*| pairs=\([0-9]*\).*/\1/p' <<<"${line}")
+                fi
+            done
+        done
+        if [[ ${with_pg} == 1 ]]; then
+            psql -X -q -v ON_ERROR_STOP=1 -c 'SET client_min_messages = warning' -c 'DROP TABLE IF EXISTS docs' \
+                -c 'CREATE TABLE docs (id bigint PRIMARY KEY, body text NOT NULL)' \
+                -c "\\copy docs FROM '${f}'" -c 'VACUUM ANALYZE docs'
+            times=()
+            for ((r = 0; r < rounds; r++)); do
+                out=$(psql -X -At -v ON_ERROR_STOP=1 -c "SET work_mem = '4GB'" \
+                    -c 'SET max_parallel_workers_per_gather = 0' -c '\timing on' \
+                    -c "SELECT count(*) FROM simhash_similar_pairs('SELECT id, body FROM docs', ${threshold})" 2>/dev/null)
+                times+=("$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' <<<"${out}" | awk '{ printf "%.3f", $1 / 1000 }')")
+                n=$(grep -v '^Time:\|^SET$' <<<"${out}" | tail -n 1)
+                [[ ${n} == "${epairs}" ]] || log "WARNING: simhash_similar_pairs returned ${n} pairs, the engine alone ${epairs}"
+            done
+            sql_s=$(best "${times[@]}")
+        fi
+        e1=$(best ${e[1]}) e2=$(best ${e[2]}) p1= p2=
+        [[ -n ${plain} ]] && p1=$(best ${p[1]}) && p2=$(best ${p[2]})
+        printf '| %s | %s | %s | %s / %s | %s s | %s | %s | %s s | %s | %s | %s | %s |\n' "${c}" "${rows}" "${mb}" \
+            "${epairs}" "${ppairs:-—}" "${e1}" "${p1:+${p1} s}" "$(ratio "${e1}" "${p1}")" \
+            "${e2}" "${p2:+${p2} s}" "$(ratio "${e2}" "${p2}")" "${sql_s:+${sql_s} s}" "$(ratio "${sql_s}" "${p1}")"
+        unset e p
+    done
+    printf '\nload average at the end: %s\n' "$(cut -d ' ' -f 1-3 /proc/loadavg)"
+    exit 0
 fi
 use_private_pg
 

@@ -5,10 +5,13 @@
 // to this program's, measured in the same run.
 //
 // Usage: similar_reference FILE MIN_SIMILARITY [--threads N] [--clusters] [--rounds N]
+//                          [--pairs OUT]
 //   FILE  rows "id<TAB>text" in PostgreSQL's COPY text format (backslash escapes), as
 //         \copy (SELECT id, body FROM docs) TO FILE writes them
+//   OUT   also write the pairs of the last round there, "id1<TAB>id2<TAB>similarity"
+//         (%.6f), in the engine's order (sort them to compare two builds)
 // Prints one line: rows, MB, pairs (or cluster rows), the median time of --rounds runs
-// (reading the file is not timed), the engine's peak memory.
+// (reading the file is not timed), the engine's peak memory, the candidates it verified.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -49,7 +52,8 @@ bool unescape(std::string_view in, std::string& out) {
 }
 
 [[noreturn]] void usage() {
-  std::cerr << "usage: similar_reference FILE MIN_SIMILARITY [--threads N] [--clusters] [--rounds N]\n";
+  std::cerr << "usage: similar_reference FILE MIN_SIMILARITY [--threads N] [--clusters] [--rounds N]"
+               " [--pairs OUT]\n";
   std::exit(2);
 }
 
@@ -62,12 +66,15 @@ int main(int argc, char** argv) {
   int threads = 1;
   int rounds = 1;
   bool clusters = false;
+  std::string pairs_path;
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
     } else if (a == "--rounds" && i + 1 < argc) {
       rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--pairs" && i + 1 < argc) {
+      pairs_path = argv[++i];
     } else if (a == "--clusters") {
       clusters = true;
     } else {
@@ -97,6 +104,7 @@ int main(int argc, char** argv) {
   std::vector<double> seconds;
   std::size_t results = 0;
   std::size_t peak = 0;
+  std::uint64_t verified = 0;
   for (int r = 0; r < rounds; ++r) {
     const auto start = std::chrono::steady_clock::now();
     simhash::SimilarPairs engine(t, threads);
@@ -117,18 +125,33 @@ int main(int argc, char** argv) {
       results = engine.cluster_rows().size();
     } else {
       std::vector<simhash::SimilarPair> buf(4096);
+      std::FILE* out = nullptr;
+      if (!pairs_path.empty() && r + 1 == rounds) {
+        out = std::fopen(pairs_path.c_str(), "w");
+        if (out == nullptr) {
+          std::cerr << "similar_reference: cannot write " << pairs_path << "\n";
+          return 1;
+        }
+      }
       for (;;) {
         const std::size_t got = engine.next(buf.data(), buf.size(), 20000);
+        for (std::size_t k = 0; out != nullptr && k < got; ++k) {
+          std::fprintf(out, "%lld\t%lld\t%.6f\n", static_cast<long long>(buf[k].id1),
+                       static_cast<long long>(buf[k].id2), buf[k].similarity);
+        }
         results += got;
         peak = std::max(peak, engine.memory_bytes());
         if (got == 0 && engine.done()) break;
       }
+      if (out != nullptr) std::fclose(out);
     }
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    verified = engine.verified();
   }
   std::sort(seconds.begin(), seconds.end());
-  std::printf("rows %zu, %.1f MB, %s %zu, threads %d, %.3f s (median of %d), peak engine memory %.0f MB\n",
+  std::printf("rows %zu, %.1f MB, %s %zu, threads %d, %.3f s (median of %d), peak engine memory %.0f MB, "
+              "candidates verified %llu\n",
               ids.size(), bytes / 1e6, clusters ? "cluster rows" : "pairs", results, threads,
-              seconds[seconds.size() / 2], rounds, peak / 1e6);
+              seconds[seconds.size() / 2], rounds, peak / 1e6, static_cast<unsigned long long>(verified));
   return 0;
 }

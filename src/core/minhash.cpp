@@ -1,5 +1,7 @@
 #include "core/minhash.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 
@@ -28,7 +30,9 @@ void fold(std::uint64_t* sig, Filled& filled, std::size_t k, const std::uint64_t
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint64_t v = mix64(set[i] ^ kValueSeed);
     const std::size_t b = scale(v, k);
-    if (!filled[b] || v < sig[b]) sig[b] = v;
+    // An empty bin holds the largest value (both callers start there): the minimum is
+    // then v, as when a first value is taken; without a branch that mispredicts.
+    sig[b] = v < sig[b] ? v : sig[b];
     filled[b] = true;
   }
 }
@@ -36,13 +40,38 @@ void fold(std::uint64_t* sig, Filled& filled, std::size_t k, const std::uint64_t
 // Optimal densification: the probe sequence of bin i depends on i and the attempt only.
 // Some bin is filled, and the sequence is pseudo-random over all bins, so the loop ends; a
 // bound keeps it finite whatever happens, then the scan takes the next one.
+// The first kTabledProbes bins of every bin's probe sequence for the kLshBands * kLshRows
+// bins of the keys, computed once: the probes of a sketch's empty bins, a mix and a
+// multiply each, took as long as folding the shingles into the bins.
+constexpr std::size_t kSketchBins = static_cast<std::size_t>(kLshBands) * kLshRows;
+constexpr std::uint64_t kTabledProbes = 16;
+struct ProbeTable {
+  std::uint8_t bin[kSketchBins][kTabledProbes];
+  ProbeTable() noexcept {
+    static_assert(kSketchBins <= 256, "bins must fit a byte");
+    for (std::size_t i = 0; i < kSketchBins; ++i) {
+      for (std::uint64_t a = 1; a <= kTabledProbes; ++a) {
+        bin[i][a - 1] = static_cast<std::uint8_t>(
+            scale(mix64(kProbeSeed ^ (static_cast<std::uint64_t>(i) << 32) ^ a), kSketchBins));
+      }
+    }
+  }
+};
+const ProbeTable& probe_table() noexcept {
+  static const ProbeTable table;
+  return table;
+}
+
 template <typename Filled>
 void densify(std::uint64_t* sig, const Filled& filled, std::size_t k) noexcept {
+  const ProbeTable* table = k == kSketchBins ? &probe_table() : nullptr;
   for (std::size_t i = 0; i < k; ++i) {
     if (filled[i]) continue;
     std::size_t from = k;
     for (std::uint64_t attempt = 1; attempt <= 64 * k && from == k; ++attempt) {
-      const std::size_t j = scale(mix64(kProbeSeed ^ (i << 32) ^ attempt), k);
+      const std::size_t j = table != nullptr && attempt <= kTabledProbes
+                                ? table->bin[i][attempt - 1]
+                                : scale(mix64(kProbeSeed ^ (i << 32) ^ attempt), k);
       if (filled[j]) from = j;
     }
     if (from == k) {
@@ -81,20 +110,10 @@ void LshSketch::add(const std::uint64_t* set, std::size_t n) noexcept {
   fold(sig_, filled_, static_cast<std::size_t>(kBins), set, n);
 }
 
-std::vector<std::int64_t> LshSketch::keys() const {
-  if (!any_) return {};
-  std::vector<std::uint64_t> sig(sig_, sig_ + kBins);
-  densify(sig.data(), filled_, static_cast<std::size_t>(kBins));
-  return lsh_band_keys(sig, kLshBands, kLshRows);
-}
+namespace {
 
-std::vector<std::int64_t> lsh_band_keys(const std::vector<std::uint64_t>& signature, int bands,
-                                        int rows) {
-  if (bands < 1 || rows < 1 ||
-      signature.size() != static_cast<std::size_t>(bands) * static_cast<std::size_t>(rows)) {
-    throw std::invalid_argument("a signature of bands * rows values is needed");
-  }
-  std::vector<std::int64_t> keys(static_cast<std::size_t>(bands));
+// The band keys of a signature of bands * rows values into keys[0..bands).
+void band_keys(const std::uint64_t* signature, int bands, int rows, std::int64_t* keys) noexcept {
   for (int b = 0; b < bands; ++b) {
     std::uint64_t h = mix64(kBandSeed ^ (static_cast<std::uint64_t>(kLshVersion) << 40) ^
                             (static_cast<std::uint64_t>(rows) << 20) ^ static_cast<std::uint64_t>(b));
@@ -105,6 +124,34 @@ std::vector<std::int64_t> lsh_band_keys(const std::vector<std::uint64_t>& signat
     }
     keys[static_cast<std::size_t>(b)] = static_cast<std::int64_t>(mix64(h));
   }
+}
+
+}  // namespace
+
+std::vector<std::int64_t> LshSketch::keys() const {
+  if (!any_) return {};
+  std::vector<std::int64_t> keys(static_cast<std::size_t>(kLshBands));
+  keys_into(keys.data());
+  return keys;
+}
+
+bool LshSketch::keys_into(std::int64_t* keys) const noexcept {
+  if (!any_) return false;
+  std::uint64_t sig[kBins];
+  std::copy(sig_, sig_ + kBins, sig);
+  densify(sig, filled_, static_cast<std::size_t>(kBins));
+  band_keys(sig, kLshBands, kLshRows, keys);
+  return true;
+}
+
+std::vector<std::int64_t> lsh_band_keys(const std::vector<std::uint64_t>& signature, int bands,
+                                        int rows) {
+  if (bands < 1 || rows < 1 ||
+      signature.size() != static_cast<std::size_t>(bands) * static_cast<std::size_t>(rows)) {
+    throw std::invalid_argument("a signature of bands * rows values is needed");
+  }
+  std::vector<std::int64_t> keys(static_cast<std::size_t>(bands));
+  band_keys(signature.data(), bands, rows, keys.data());
   return keys;
 }
 

@@ -61,6 +61,9 @@ class LshSketch {
   void add(const std::uint64_t* set, std::size_t n) noexcept;
   // The keys of everything added: kLshBands of them, none when nothing was added.
   std::vector<std::int64_t> keys() const;
+  // The same keys into keys[0..kLshBands), without allocating; false (nothing written)
+  // when nothing was added.
+  bool keys_into(std::int64_t* keys) const noexcept;
 
  private:
   static constexpr int kBins = kLshBands * kLshRows;

@@ -7,8 +7,10 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <stdexcept>
 #include <thread>
 
@@ -18,6 +20,7 @@
 #include "core/mix.hpp"
 #include "core/near_pairs.hpp"
 #include "core/similarity.hpp"
+#include "core/text_options.hpp"
 
 namespace simhash {
 
@@ -141,6 +144,132 @@ std::uint64_t second_digest(const std::uint64_t* set, std::size_t n) noexcept {
 
 constexpr std::uint64_t kNowhere = ~std::uint64_t{0};
 
+// Sorts a band's (key, group) entries, whose groups ascend, into the order std::sort gives
+// (by key, then group): a stable LSD radix sort on the key as an unsigned value with its
+// sign bit flipped, 11 bits a pass, the counts of every pass taken in one read; a pass
+// whose digit is the same everywhere is skipped. tmp: scratch, left at n entries. (The 20
+// std::sorts of the bands took about as long as the verification.)
+void sort_band(std::vector<std::pair<std::int64_t, std::uint32_t>>& e,
+               std::vector<std::pair<std::int64_t, std::uint32_t>>& tmp) {
+  const std::size_t n = e.size();
+  if (n < 1024) {
+    std::sort(e.begin(), e.end());
+    return;
+  }
+  constexpr unsigned kBits = 11;
+  constexpr unsigned kPasses = 6;  // 66 bits
+  constexpr std::size_t kBuckets = std::size_t{1} << kBits;
+  std::vector<std::size_t> count(kPasses * kBuckets, 0);
+  auto digit = [](std::int64_t key, unsigned pass) {
+    const std::uint64_t u = static_cast<std::uint64_t>(key) ^ (std::uint64_t{1} << 63);
+    return static_cast<std::size_t>((u >> (pass * kBits)) & (kBuckets - 1));
+  };
+  for (const auto& x : e) {
+    for (unsigned p = 0; p < kPasses; ++p) ++count[p * kBuckets + digit(x.first, p)];
+  }
+  tmp.resize(n);
+  auto* from = &e;
+  auto* to = &tmp;
+  for (unsigned p = 0; p < kPasses; ++p) {
+    std::size_t* c = count.data() + p * kBuckets;
+    if (c[digit((*from)[0].first, p)] == n) continue;
+    std::size_t sum = 0;
+    for (std::size_t b = 0; b < kBuckets; ++b) {
+      const std::size_t k = c[b];
+      c[b] = sum;
+      sum += k;
+    }
+    const auto* src = from->data();
+    auto* dst = to->data();
+    for (std::size_t i = 0; i < n; ++i) dst[c[digit(src[i].first, p)]++] = src[i];
+    std::swap(from, to);
+  }
+  if (from != &e) e.swap(tmp);
+}
+
+// The chunks one slice of a batch writes its rows' shingle sets into, each set where its
+// features were collected: shingle_set's work (the same features, sorted and made
+// distinct in place) without a vector a row, a zero-filled buffer a row and a copy a set.
+// A chunk is sized for the rest of the slice's text (a set has about one shingle a
+// character, at most one a byte but for rare expanding characters) plus the room feed()
+// asks for; a row that outgrows it moves, alone, to a chunk twice the size. Chunks not
+// handed over are freed.
+struct SliceChunks {
+  struct Chunk {
+    std::uint64_t* data;
+    std::size_t cap;
+    std::size_t used;
+  };
+  std::vector<Chunk> chunks;
+  std::size_t remaining = 0;  // bytes of the slice's texts not shingled yet
+
+  SliceChunks() = default;
+  SliceChunks(const SliceChunks&) = delete;
+  SliceChunks& operator=(const SliceChunks&) = delete;
+  ~SliceChunks() {
+    for (const Chunk& c : chunks) std::free(c.data);
+  }
+
+  // A new chunk of `words`, last in the list.
+  void add_chunk(std::size_t words) {
+    chunks.reserve(chunks.size() + 1);
+    auto* p = static_cast<std::uint64_t*>(std::malloc(words * 8));
+    if (p == nullptr) throw std::bad_alloc();
+    chunks.push_back(Chunk{p, words, 0});
+  }
+
+  // Shingles `text` (as shingle_set(text, kSimilarityShingle)) into the last chunk; returns
+  // the set's size, its chunk and offset there.
+  std::size_t shingle(std::string_view text, Poll& poll, std::uint32_t& chunk, std::size_t& at) {
+    TextOptions options;
+    options.tokenizer = TokenizerKind::Char;
+    options.n = kSimilarityShingle;
+    options.weighting = Weighting::Binary;
+    TextFingerprinter fp(options, /*collect=*/true);
+    constexpr std::size_t kPiece = std::size_t{1} << 16;
+    const std::size_t first = fp.capacity_for(std::min(text.size(), kPiece));
+    if (chunks.empty() || chunks.back().cap - chunks.back().used < first) {
+      add_chunk(remaining + first);
+    }
+    fp.set_buffer(chunks.back().data + chunks.back().used,
+                  chunks.back().cap - chunks.back().used);
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+      const std::size_t want = std::min(text.size() - pos, kPiece);
+      if (fp.feed_limit() < want) {
+        // The row moves to a chunk of its own, twice the room at least; an old chunk it
+        // had alone is freed.
+        Chunk old = chunks.back();
+        const std::size_t words = std::max(2 * (old.cap - old.used), fp.capacity_for(want));
+        add_chunk(std::max(words, remaining + fp.capacity_for(want)));
+        Chunk& c = chunks.back();
+        std::memcpy(c.data, old.data + old.used, fp.size() * 8);
+        if (old.used == 0) {
+          std::free(old.data);
+          chunks.erase(chunks.end() - 2);
+        }
+        fp.set_buffer(chunks.back().data, chunks.back().cap);
+        continue;
+      }
+      fp.feed(text.data() + pos, want);
+      pos += want;
+      if (fp.size() > kMaxSetFeatures) {
+        throw std::length_error("the text has too many shingles (the limit is 67108864)");
+      }
+      poll.work(want);
+    }
+    remaining -= text.size();
+    // Sorted in slices, the poll asked between them (64 million features take seconds).
+    fp.sort(poll);
+    const std::size_t distinct = fp.distinct(nullptr, 0);
+    Chunk& c = chunks.back();
+    chunk = static_cast<std::uint32_t>(chunks.size() - 1);
+    at = c.used;
+    c.used += distinct;
+    return distinct;
+  }
+};
+
 }  // namespace
 
 // The calibration (bench/eval_natural.cpp, on natural near duplicates: paragraphs of man
@@ -202,16 +331,23 @@ std::optional<std::uint64_t> binary_fingerprint(std::string_view text, Tokenizer
 
 SimilarPairs::SimilarPairs(double min_similarity, int threads)
     : threshold_(min_similarity), threads_(threads < 1 ? 1 : threads),
-      recipes_(similar_recipes(min_similarity)) {
-  set_offsets_.push_back(0);
+      recipes_(similar_recipes(min_similarity)) {}
+
+SimilarPairs::~SimilarPairs() { free_chunks(); }
+
+void SimilarPairs::free_chunks() noexcept {
+  for (const SetChunk& c : chunks_) std::free(c.data);
+  chunks_.clear();
+  chunk_words_ = 0;
 }
 
 std::size_t SimilarPairs::memory_bytes() const noexcept {
   return row_ids_.capacity() * 8 + other_ids_.capacity() * 8 + row_set_.capacity() * 4 + row_fps_.capacity() * 8 +
-         set_hashes_.capacity() * 8 + set_offsets_.capacity() * 8 +
+         chunk_words_ * 8 + chunks_.capacity() * sizeof(SetChunk) + set_data_.capacity() * 8 +
+         set_size_.capacity() * 4 +
          set_of_digest_.size() * 32 + set_of_digest_.bucket_count() * 8 +
          member_ids_.capacity() * 8 + member_offsets_.capacity() * 4 + keys_.capacity() * 8 +
-         band_entries_.capacity() * 16 + rep_fps_.capacity() * 8 + finder_workspace_.capacity() * 8 + finder_pairs_.capacity() * 12 +
+         band_entries_.capacity() * 16 + band_scratch_.capacity() * 16 + rep_fps_.capacity() * 8 + finder_workspace_.capacity() * 8 + finder_pairs_.capacity() * 12 +
          candidates_.capacity() * 8 + verified_pairs_.capacity() * 16 + parent_.capacity() * 4 +
          best_.capacity() * 8 + ext_size_.capacity() * 4 + ext_offset_.capacity() * 8 +
          digest2_.capacity() * 8 + loads_.capacity() * sizeof(SetLoad) + arena_cap_ * 8 +
@@ -224,34 +360,41 @@ void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, s
   if (ids == nullptr || texts == nullptr) throw std::invalid_argument("null argument");
   const std::size_t nrec = recipes_[0].lsh ? 0 : recipes_.size();
   const bool lsh = recipes_[0].lsh;
-  std::vector<std::vector<std::uint64_t>> sets(n);
+  // Each row's set: its chunk (in its slice's list) and offset there, and its size.
+  std::vector<std::uint32_t> row_chunk(n);
+  std::vector<std::size_t> row_at(n);
+  std::vector<std::size_t> row_size(n);
   std::vector<std::int64_t> keys(lsh ? n * kLshBands : 0);
   std::vector<std::uint64_t> fps(n * nrec);
   std::vector<unsigned char> has_fp(n * nrec);
   std::vector<std::uint64_t> digests(n);
   std::vector<std::uint64_t> digests2(external_ ? n : 0);
+  const auto slices = static_cast<std::size_t>(threads_);
+  std::vector<SliceChunks> made(slices);
+  std::vector<std::size_t> slice_begin(slices + 1, n);
   // Each row's work in pieces, the poll asked between them: a row of 25 million characters
   // takes seconds.
   run_parallel(threads_, n, kMinRowsPerThread, interrupt_,
-               [&](std::size_t, std::size_t begin, std::size_t end, Poll& poll) {
+               [&](std::size_t k, std::size_t begin, std::size_t end, Poll& poll) {
+    SliceChunks& out = made[k];
+    slice_begin[k] = begin;
+    for (std::size_t i = begin; i < end; ++i) out.remaining += texts[i].size();
     for (std::size_t i = begin; i < end; ++i) {
-      sets[i] = shingle_set(texts[i], kSimilarityShingle, &poll);
-      const std::vector<std::uint64_t>& s = sets[i];
-      if (s.empty()) continue;
-      std::uint64_t d = set_digest_begin(s.size());
-      std::uint64_t d2 = second_digest_begin(s.size());
+      const std::size_t size = out.shingle(texts[i], poll, row_chunk[i], row_at[i]);
+      row_size[i] = size;
+      if (size == 0) continue;
+      const std::uint64_t* s = out.chunks[row_chunk[i]].data + row_at[i];
+      std::uint64_t d = set_digest_begin(size);
+      std::uint64_t d2 = second_digest_begin(size);
       LshSketch sketch;
-      in_pieces(s.size(), poll, [&](std::size_t at, std::size_t m) {
-        d = set_digest_add(d, s.data() + at, m);
-        if (external_) d2 = second_digest_add(d2, s.data() + at, m);
-        if (lsh) sketch.add(s.data() + at, m);
+      in_pieces(size, poll, [&](std::size_t at, std::size_t m) {
+        d = set_digest_add(d, s + at, m);
+        if (external_) d2 = second_digest_add(d2, s + at, m);
+        if (lsh) sketch.add(s + at, m);
       });
       digests[i] = set_digest_end(d);
       if (external_) digests2[i] = second_digest_end(d2);
-      if (lsh) {
-        const auto k = sketch.keys();
-        std::copy(k.begin(), k.end(), keys.begin() + static_cast<std::ptrdiff_t>(i * kLshBands));
-      }
+      if (lsh) sketch.keys_into(keys.data() + i * kLshBands);
       for (std::size_t r = 0; r < nrec; ++r) {
         const auto fp =
             binary_fingerprint(texts[i], recipes_[r].tokenizer, recipes_[r].n, &poll);
@@ -260,22 +403,42 @@ void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, s
       }
     }
   });
-  std::size_t shingles = 0;
-  for (std::size_t i = 0; i < n; ++i) shingles += sets[i].size();
-  // Grown by a quarter at a time, not doubled, so that the engine's memory stays close to
-  // what it holds (the caller compares it with a limit after each batch).
-  if (set_hashes_.capacity() < set_hashes_.size() + shingles) {
-    set_hashes_.reserve(std::max(set_hashes_.size() + shingles,
-                                 set_hashes_.capacity() + set_hashes_.capacity() / 4));
+  // The slices' chunks join the engine's (their order: slice by slice); each row's chunk
+  // becomes an index into chunks_.
+  const std::size_t first_chunk = chunks_.size();
+  {
+    std::size_t count = 0;
+    for (const SliceChunks& m : made) count += m.chunks.size();
+    chunks_.reserve(first_chunk + count);
+    std::size_t base = first_chunk;
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      while (k + 1 < slices && i >= slice_begin[k + 1]) {
+        base += made[k].chunks.size();
+        ++k;
+      }
+      row_chunk[i] = static_cast<std::uint32_t>(base + row_chunk[i]);
+    }
+    for (SliceChunks& m : made) {
+      for (const auto& c : m.chunks) {
+        chunks_.push_back(SetChunk{c.data, c.cap, 0});
+        chunk_words_ += c.cap;
+      }
+      m.chunks.clear();  // the engine's now
+    }
   }
+  // New groups of this batch: where their sets are once squeezed (chunk, offset).
+  std::vector<std::pair<std::uint32_t, std::size_t>> placed;
   for (std::size_t i = 0; i < n; ++i) {
-    const auto& s = sets[i];
-    if (s.empty()) {
+    const std::size_t size = row_size[i];
+    if (size == 0) {
       // No character: left out, but its id still counts for the duplicate check.
       other_ids_.push_back(ids[i]);
       continue;
     }
     if (row_ids_.size() >= 0xFFFFFFFEULL) throw std::invalid_argument("too many rows for one call");
+    SetChunk& c = chunks_[row_chunk[i]];
+    const std::uint64_t* s = c.data + row_at[i];
     // Identical sets share a group; a digest taken by another set is probed further.
     // (External mode: the same set is the same size and second digest; the set of a group
     // exported already is no longer here to compare.)
@@ -287,18 +450,24 @@ void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, s
         group = static_cast<std::uint32_t>(groups());
         if (groups() >= 0xFFFFFFFEULL) throw std::length_error("too many rows for one call");
         set_of_digest_.emplace(digest, group);
-        if (external_) add_group_external(digests2[i], s.size());
-        set_hashes_.insert(set_hashes_.end(), s.begin(), s.end());
-        set_offsets_.push_back(set_hashes_.size());
+        if (external_) add_group_external(digests2[i], size);
+        // Squeezed down over the sets of rows that joined a group (the sets of a chunk are
+        // in row order, so this never overwrites a set not yet looked at).
+        std::uint64_t* to = c.data + c.used;
+        if (to != s) std::memmove(to, s, size * 8);
+        placed.emplace_back(row_chunk[i], c.used);
+        c.used += size;
+        set_data_.push_back(to);
+        set_size_.push_back(static_cast<std::uint32_t>(size));
         if (lsh) {
           keys_.insert(keys_.end(), keys.begin() + static_cast<std::ptrdiff_t>(i * kLshBands),
                        keys.begin() + static_cast<std::ptrdiff_t>((i + 1) * kLshBands));
         }
         break;
       }
-      if (external_ ? set_size(it->second) == s.size() && digest2_[it->second] == digests2[i]
-                    : set_size(it->second) == s.size() &&
-                          std::memcmp(set_data(it->second), s.data(), s.size() * 8) == 0) {
+      if (external_ ? set_size(it->second) == size && digest2_[it->second] == digests2[i]
+                    : set_size(it->second) == size &&
+                          std::memcmp(set_data(it->second), s, size * 8) == 0) {
         group = it->second;
         break;
       }
@@ -310,6 +479,34 @@ void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, s
       // A text with characters has words and characters: a fingerprint for each recipe.
       row_fps_.push_back(has_fp[i * nrec + r] ? fps[i * nrec + r] : 0);
     }
+  }
+  // The new chunks trimmed to what they hold (the sets of this batch's new groups), the
+  // empty ones freed; a chunk that moved has its groups' pointers set again.
+  std::size_t kept = first_chunk;
+  std::vector<std::uint32_t> renumber(chunks_.size() - first_chunk);
+  for (std::size_t j = first_chunk; j < chunks_.size(); ++j) {
+    SetChunk c = chunks_[j];
+    chunk_words_ -= c.cap;
+    if (c.used == 0) {
+      std::free(c.data);
+      continue;
+    }
+    if (c.used < c.cap) {
+      // Shrinking never fails in practice; if it does, the chunk stays as it was.
+      if (void* p = std::realloc(c.data, c.used * 8)) {
+        c.data = static_cast<std::uint64_t*>(p);
+        c.cap = c.used;
+      }
+    }
+    chunk_words_ += c.cap;
+    renumber[j - first_chunk] = static_cast<std::uint32_t>(kept);
+    chunks_[kept++] = c;
+  }
+  chunks_.resize(kept);
+  const std::size_t first_new = set_data_.size() - placed.size();
+  for (std::size_t g = 0; g < placed.size(); ++g) {
+    const auto [j, at] = placed[g];
+    set_data_[first_new + g] = chunks_[renumber[j - first_chunk]].data + at;
   }
 }
 
@@ -387,7 +584,7 @@ void SimilarPairs::prepare_band() {
   for (std::size_t s = 0; s < g; ++s) {
     band_entries_[s] = {keys_[s * kLshBands + band_], static_cast<std::uint32_t>(s)};
   }
-  std::sort(band_entries_.begin(), band_entries_.end());
+  sort_band(band_entries_, band_scratch_);
   run_begin_ = run_end_ = run_i_ = run_j_ = 0;
   band_ready_ = true;
 }
@@ -513,6 +710,7 @@ bool SimilarPairs::gather_candidates(std::size_t work) {
     if (external_ && !candidates_.empty()) return true;
   }
   band_entries_ = {};
+  band_scratch_ = {};
   return !candidates_.empty();
 }
 
@@ -709,8 +907,10 @@ void SimilarPairs::export_done() {
   if (!external_ || export_group_ != groups()) throw std::logic_error("records not all exported");
   export_base_ = static_cast<std::uint32_t>(groups());
   // Freed, not cleared: at the switch they held up to work_mem; a batch's are small.
-  set_hashes_ = {};
-  set_offsets_ = {0};
+  free_chunks();
+  chunks_ = {};
+  set_data_ = {};
+  set_size_ = {};
   keys_ = {};
   export_pos_ = 0;
   export_band_ = -1;
@@ -723,7 +923,7 @@ void SimilarPairs::provide_band_keys(const std::int64_t* keys, std::size_t n) {
     band_entries_.emplace_back(keys[i], static_cast<std::uint32_t>(band_keys_in_++));
   }
   if (band_keys_in_ == groups()) {
-    std::sort(band_entries_.begin(), band_entries_.end());
+    sort_band(band_entries_, band_scratch_);
     run_begin_ = run_end_ = run_i_ = run_j_ = 0;
     band_ready_ = true;
     need_ = Need::None;

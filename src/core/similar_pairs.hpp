@@ -74,6 +74,7 @@ class SimilarPairs {
  public:
   // Throws std::invalid_argument unless 0 < min_similarity <= 1. threads >= 1.
   SimilarPairs(double min_similarity, int threads);
+  ~SimilarPairs();
   SimilarPairs(const SimilarPairs&) = delete;
   SimilarPairs& operator=(const SimilarPairs&) = delete;
 
@@ -94,7 +95,7 @@ class SimilarPairs {
   // Rows added (with a character) and distinct shingle sets among them.
   std::size_t rows() const noexcept { return row_ids_.size(); }
   std::size_t groups() const noexcept {
-    return external_ ? ext_size_.size() : set_offsets_.empty() ? 0 : set_offsets_.size() - 1;
+    return external_ ? ext_size_.size() : set_data_.size();
   }
   // Bytes held now (vectors' capacities; the hash map estimated).
   std::size_t memory_bytes() const noexcept;
@@ -189,11 +190,11 @@ class SimilarPairs {
   // A set in memory: every set before go_external(); after, the sets of the groups not
   // exported yet (from export_base_), and those loaded for a batch (record_of()).
   const std::uint64_t* set_data(std::uint32_t s) const noexcept {
-    return set_hashes_.data() + set_offsets_[s - export_base_];
+    return set_data_[s - export_base_];
   }
   std::size_t set_size(std::uint32_t s) const noexcept {
     return external_ ? ext_size_[s]
-                     : static_cast<std::size_t>(set_offsets_[s + 1] - set_offsets_[s]);
+                     : static_cast<std::size_t>(set_size_[s]);
   }
   // External mode: a record's words (the set's size, the LSH keys, then the set).
   std::size_t record_words(std::uint32_t s) const noexcept;
@@ -213,9 +214,21 @@ class SimilarPairs {
   std::vector<std::uint32_t> row_set_;
   // Fingerprints of each row for the SimHash recipes (recipes_.size() per row).
   std::vector<std::uint64_t> row_fps_;
-  // Distinct sets: hashes of set s in [set_offsets_[s], set_offsets_[s + 1]).
-  std::vector<std::uint64_t> set_hashes_;
-  std::vector<std::uint64_t> set_offsets_;
+  // Distinct sets: set s is set_size_[s] hashes at set_data_[s], in one of chunks_. A batch's
+  // sets are written into chunks of their own as they are shingled (on the threads), and
+  // stay there: a row whose set is a group's already is squeezed out of its chunk, which
+  // is then trimmed. Nothing is copied as the sets grow (a single vector regrown a quarter
+  // at a time was copied whole each time, into fresh pages: over half the time of add()).
+  struct SetChunk {
+    std::uint64_t* data;  // std::malloc'd
+    std::size_t cap;      // words
+    std::size_t used;
+  };
+  std::vector<SetChunk> chunks_;
+  std::size_t chunk_words_ = 0;  // the chunks' capacities
+  std::vector<const std::uint64_t*> set_data_;
+  std::vector<std::uint32_t> set_size_;
+  void free_chunks() noexcept;
   std::unordered_map<std::uint64_t, std::uint32_t> set_of_digest_;
   // Members of each group, ascending ids: member_ids_[member_offsets_[s] ...].
   std::vector<std::int64_t> member_ids_;
@@ -227,6 +240,7 @@ class SimilarPairs {
   int band_ = 0;                 // the band (lsh) being walked
   bool band_ready_ = false;      // band_entries_ holds band_, sorted
   std::vector<std::pair<std::int64_t, std::uint32_t>> band_entries_;  // (key, group), sorted
+  std::vector<std::pair<std::int64_t, std::uint32_t>> band_scratch_;  // for its sort
   std::size_t run_begin_ = 0, run_end_ = 0, run_i_ = 0, run_j_ = 0;
   // The SimHash recipes: each group's fingerprints (recipe-major), and a resumable finder
   // of the pairs within the current recipe's radius.
@@ -248,7 +262,7 @@ class SimilarPairs {
 
   // External mode. ext_size_ / ext_offset_: each group's set size and record offset;
   // digest2_: a second digest of each group's set (while adding); the groups before
-  // export_base_ are in the stores, the others still in set_hashes_ / keys_ (their keys at
+  // export_base_ are in the stores, the others still in chunks_ / keys_ (their keys at
   // keys_[(s - export_base_) * kLshBands + b]).
   bool external_ = false;
   std::vector<std::uint32_t> ext_size_;

@@ -5,6 +5,12 @@
 #include <memory>
 #include <stdexcept>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SIMHASH_X86_DISPATCH 1
+#include <immintrin.h>
+#endif
+
+#include "core/isa.hpp"
 #include "core/mix.hpp"
 #include "core/text_options.hpp"
 
@@ -104,25 +110,74 @@ std::uint64_t common_needed(std::uint64_t na, std::uint64_t nb, double t) noexce
   return c <= lo ? c : na + nb + 1;
 }
 
-std::uint64_t common_at_least(const std::uint64_t* a, std::size_t na, const std::uint64_t* b,
-                              std::size_t nb, std::uint64_t need) noexcept {
-  if (need > na || need > nb) return 0;
-  // Elements of each set that may lie outside the intersection: once more of them are
-  // passed unmatched, `need` is out of reach (the merge stops at the earliest step).
+namespace {
+
+// The merge of common_at_least from a[i], b[j] with `common` found so far. Every element
+// of a before i and of b before j has been passed, and `common` counts at least the
+// matches among them, so i - common elements of a at most were passed unmatched (fewer
+// when common also counts a match of an element not passed yet): once that exceeds what
+// may lie outside the intersection, `need` is out of reach (the merge stops at the
+// earliest step).
+std::uint64_t merge_from(const std::uint64_t* a, std::size_t na, const std::uint64_t* b,
+                         std::size_t nb, std::uint64_t need, std::size_t i, std::size_t j,
+                         std::uint64_t common) noexcept {
   const std::size_t spare_a = na - need;
   const std::size_t spare_b = nb - need;
-  std::uint64_t common = 0;
-  std::size_t i = 0;
-  std::size_t j = 0;
   while (i < na && j < nb) {
     const std::uint64_t x = a[i];
     const std::uint64_t y = b[j];
     common += x == y;
     i += x <= y;
     j += y <= x;
-    if (i - common > spare_a || j - common > spare_b) return common;
+    if (i > common + spare_a || j > common + spare_b) return common;
   }
   return common;
+}
+
+#ifdef SIMHASH_X86_DISPATCH
+// Blocks of 4 against 4: each element of a's block compared with each of b's (b's block in
+// its 4 rotations), the matches counted, then the block whose last element is smaller
+// moves on (both when equal). With distinct ascending values every common element meets
+// its partner in exactly one such comparison, so the count is the merge's; the rest by
+// the scalar merge. About twice as fast as the scalar merge on paragraphs' sets.
+__attribute__((target("avx2"))) std::uint64_t common_at_least_avx2(
+    const std::uint64_t* a, std::size_t na, const std::uint64_t* b, std::size_t nb,
+    std::uint64_t need) noexcept {
+  const std::size_t spare_a = na - need;
+  const std::size_t spare_b = nb - need;
+  std::uint64_t common = 0;
+  std::size_t i = 0;
+  std::size_t j = 0;
+  while (i + 4 <= na && j + 4 <= nb) {
+    const __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i));
+    const __m256i vb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + j));
+    __m256i m = _mm256_cmpeq_epi64(va, vb);
+    m = _mm256_or_si256(m, _mm256_cmpeq_epi64(va, _mm256_permute4x64_epi64(vb, 0x39)));
+    m = _mm256_or_si256(m, _mm256_cmpeq_epi64(va, _mm256_permute4x64_epi64(vb, 0x4E)));
+    m = _mm256_or_si256(m, _mm256_cmpeq_epi64(va, _mm256_permute4x64_epi64(vb, 0x93)));
+    common += static_cast<std::uint64_t>(
+        __builtin_popcount(static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(m)))));
+    const std::uint64_t last_a = a[i + 3];
+    const std::uint64_t last_b = b[j + 3];
+    i += last_a <= last_b ? 4 : 0;
+    j += last_b <= last_a ? 4 : 0;
+    if (i > common + spare_a || j > common + spare_b) return common;
+  }
+  return merge_from(a, na, b, nb, need, i, j, common);
+}
+#endif
+
+}  // namespace
+
+std::uint64_t common_at_least(const std::uint64_t* a, std::size_t na, const std::uint64_t* b,
+                              std::size_t nb, std::uint64_t need) noexcept {
+  if (need > na || need > nb) return 0;
+#ifdef SIMHASH_X86_DISPATCH
+  if (na >= 8 && nb >= 8 && detail::active_isa() != detail::Isa::kPortable) {
+    return common_at_least_avx2(a, na, b, nb, need);
+  }
+#endif
+  return merge_from(a, na, b, nb, need, 0, 0, 0);
 }
 
 std::uint64_t set_digest_begin(std::size_t n) noexcept { return mix64(0x243F6A8885A308D3ULL ^ n); }

@@ -58,13 +58,36 @@ void ShingleCollector::push(std::uint64_t h) noexcept {
   if (tokens_ >= n_) add(combine(window_, n_));
 }
 
+namespace {
+
+// hash_bytes() of each ASCII character, computed once: the 'char' tokenizer hashes every
+// character, and a call of XXH3 a letter was a tenth of shingling a Latin-script text.
+struct AsciiHashes {
+  std::uint64_t of[128];
+  AsciiHashes() noexcept {
+    for (unsigned c = 0; c < 128; ++c) {
+      const auto b = static_cast<unsigned char>(c);
+      of[c] = hash_bytes(&b, 1);
+    }
+  }
+};
+
+const std::uint64_t* ascii_hashes() noexcept {
+  static const AsciiHashes table;
+  return table.of;
+}
+
+}  // namespace
+
 void ShingleCollector::token(const unsigned char* bytes, std::size_t len) noexcept {
   if (!chars_) {
     push(hash_bytes(bytes, len));
     return;
   }
-  for_each_char(bytes, len,
-                [this](const unsigned char* c, std::size_t n) { push(hash_bytes(c, n)); });
+  const std::uint64_t* ascii = ascii_hashes();
+  for_each_char(bytes, len, [this, ascii](const unsigned char* c, std::size_t n) {
+    push(n == 1 && c[0] < 0x80 ? ascii[c[0]] : hash_bytes(c, n));
+  });
 }
 
 void ShingleCollector::finish() noexcept {

@@ -148,8 +148,10 @@ class WeightedCounter {
 };
 
 // Sorts feature hashes in place, ascending: an in-place MSD radix sort on the top bytes
-// (feature hashes are uniformly spread, so buckets shrink fast), std::sort for small
-// buckets. No heap memory; at most 8 levels of 6 kB of stack. Large inputs go through
+// (feature hashes are uniformly spread, so buckets shrink fast), a counting pass into
+// about one bucket a value and an insertion sort for ranges of up to 1,024 values,
+// std::sort for the smallest. No heap memory; at most 8 levels of 6 kB of stack, and
+// 10 kB for the last range. Large inputs go through
 // SlicedSort in one slice.
 void sort_features(std::uint64_t* features, std::size_t n) noexcept;
 // The same, in slices of Poll::kUnits values, asking `poll` between them (throws Interrupted;

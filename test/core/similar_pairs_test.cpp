@@ -341,6 +341,39 @@ TEST(SimilarPairs, ThreadsBatchesAndBudgetsDoNotChangeTheAnswer) {
   }
 }
 
+// Over 1,024 groups: the bands are sorted by the radix sort (in memory, and from the band
+// keys a caller hands back in external mode), whose order must be std::sort's.
+TEST(SimilarPairs, ManyGroupsGiveTheReferenceAnswer) {
+  const auto texts = make_texts(23, 480);
+  const double t = 0.8;
+  const auto expected = reference_pairs(texts, t);
+  {
+    SimilarPairs engine(t, 1);
+    std::vector<std::int64_t> ids(texts.size());
+    std::vector<std::string_view> views(texts.begin(), texts.end());
+    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>(i);
+    engine.add(ids.data(), views.data(), ids.size());
+    EXPECT_GT(engine.groups(), 1024U);
+  }
+  EXPECT_EQ(engine_pairs(texts, t, 2, 500, 4096, 1 << 16), expected);
+  EXPECT_EQ(external_pairs(texts, t, 2, 500, 1000, 1 << 16, 4096, 1 << 16), expected);
+}
+
+// Rows whose features outgrow the room their slice's chunk has left (a long run of U+FDFA,
+// 18 features a 3-byte character, across pieces of 64 kB) move to a chunk of their own: the
+// same sets, groups and pairs as shingle_set gives, among short rows before and after.
+TEST(SimilarPairs, RowsThatOutgrowTheirChunk) {
+  std::string big;
+  while (big.size() < 300000) big += "\xEF\xB7\xBA abc ";
+  std::vector<std::string> texts = {"some short text here", big, big, big + " tail words",
+                                    "some short text here too", "\xEF\xB7\xBA"};
+  for (const double t : {0.8, 1.0}) {
+    const auto expected = reference_pairs(texts, t);
+    EXPECT_EQ(engine_pairs(texts, t, 1, 1000, 64, 1 << 16), expected) << t;
+    EXPECT_EQ(engine_pairs(texts, t, 2, 2, 64, 1 << 16), expected) << t;
+  }
+}
+
 TEST(SimilarPairs, ClustersAreTheComponentsOfThePairs) {
   const auto texts = make_texts(13, 80);
   const double t = 0.8;

@@ -1,6 +1,7 @@
 #include "core/similarity.hpp"
 
 #include "capi/similarity_capi.h"
+#include "core/isa.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,6 +17,53 @@
 
 namespace simhash {
 namespace {
+
+// common_at_least on every instruction set path: the exact |A ∩ B| whenever it reaches
+// `need`, a value below `need` otherwise, as the scalar merge; on sets of 0 to 300
+// elements sharing none, some or all of them (and one a prefix or a suffix of the other),
+// for every `need` around the answer.
+TEST(Similarity, CommonAtLeastIsTheSameOnEveryPath) {
+  std::mt19937_64 rng(77);
+  const detail::Isa best = detail::best_isa();
+  for (int round = 0; round < 3000; ++round) {
+    const std::size_t na = rng() % 300;
+    const std::size_t nb = rng() % 300;
+    const int kind = static_cast<int>(rng() % 4);
+    std::set<std::uint64_t> sa, sb;
+    const std::uint64_t range = kind == 0 ? (na + nb + 1) * 2 : UINT64_MAX;
+    while (sa.size() < na) sa.insert(rng() % range);
+    std::vector<std::uint64_t> a(sa.begin(), sa.end());
+    if (kind == 1) {  // b: part of a and others
+      for (const auto x : a) if (rng() % 4 != 0 && sb.size() < nb) sb.insert(x);
+    } else if (kind == 2 && !a.empty()) {  // b: a prefix or a suffix of a
+      const std::size_t k = std::min(nb, a.size());
+      if (rng() % 2) sb.insert(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(k));
+      else sb.insert(a.end() - static_cast<std::ptrdiff_t>(k), a.end());
+    }
+    while (sb.size() < nb) sb.insert(rng() % range);
+    std::vector<std::uint64_t> b(sb.begin(), sb.end());
+    std::vector<std::uint64_t> both;
+    std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(both));
+    const std::uint64_t exact = both.size();
+    for (std::uint64_t need : {std::uint64_t{0}, std::uint64_t{1}, exact / 2, exact > 0 ? exact - 1 : 0,
+                               exact, exact + 1, exact + 5}) {
+      for (const detail::Isa isa : {detail::Isa::kPortable, detail::Isa::kAvx2, detail::Isa::kAvx512}) {
+        if (static_cast<int>(isa) > static_cast<int>(best)) continue;
+        detail::limit_isa(isa);
+        const std::uint64_t got = common_at_least(a.data(), a.size(), b.data(), b.size(), need);
+        const std::uint64_t swapped = common_at_least(b.data(), b.size(), a.data(), a.size(), need);
+        detail::limit_isa(detail::Isa::kAvx512);
+        if (exact >= need && need <= std::min(na, nb)) {
+          ASSERT_EQ(got, exact) << na << " " << nb << " " << need << " " << detail::isa_name(isa);
+          ASSERT_EQ(swapped, exact) << na << " " << nb << " " << need << " " << detail::isa_name(isa);
+        } else {
+          ASSERT_LT(got, need) << na << " " << nb << " " << need << " " << detail::isa_name(isa);
+          ASSERT_LT(swapped, need) << na << " " << nb << " " << need << " " << detail::isa_name(isa);
+        }
+      }
+    }
+  }
+}
 
 // The independent reference: for ASCII text, the normalized characters are the letters and
 // digits, lower-cased (white space and punctuation are not characters of any token), and a

@@ -170,7 +170,9 @@ TEST(WeightedCounter, UnitAddsEqualWeightedAdds) {
 
 TEST(SortFeatures, SortsLikeStdSort) {
   std::mt19937_64 rng(21);
-  for (std::size_t n : {0, 1, 2, 100, 129, 1000, 5000, 100000}) {
+  // (33 to 1,024 values: the counting sort into about one bucket a value; 5,000 and more:
+  // radix passes whose buckets end in it, at lower bytes.)
+  for (std::size_t n : {0, 1, 2, 32, 33, 100, 129, 300, 1000, 1024, 1025, 5000, 100000, 400000}) {
     for (int kind = 0; kind < 4; ++kind) {
       std::vector<std::uint64_t> v(n);
       for (auto& x : v) {
