@@ -796,33 +796,11 @@ no_plan(TupleTableSlot *slot, Tuplestorestate *rows, const char *what, uint64 nr
 	return NULL;
 }
 
-/*
- * The plan of a load (threshold c->min_similarity) whose rows are in the tuplestore, the
- * text in the query's column q_text, under its locks; NULL when it does not fit in
- * maintenance_work_mem (every row is then searched). Only for a load the plan can serve,
- * which the caller decides (a threshold, !filter_unsafe()).
- */
+/* A plan for the load's nrows rows under c, its arrays not made yet; NULL past the budget. */
 static BulkPlan *
-make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_text,
-		  uint64 nrows)
+plan_new(DedupeConfig *c, uint64 nrows)
 {
 	BulkPlan   *p = palloc0(sizeof(BulkPlan));
-	TupleTableSlot *slot = MakeSingleTupleTableSlot(qdesc, &TTSOpsMinimalTuple);
-	HASHCTL		ctl;
-	HTAB	   *digests;
-	SimilarRun *run;
-	simhash_similar_pair *buf;
-	int32	   *pa = NULL;
-	double	   *ps = NULL;
-	uint64		np = 0;
-	uint64		cap = 0;
-	bool		finished = false;
-	Snapshot	snapshot;
-	DedupeConfig *probe;
-	MemoryContext row_cxt;
-	int		   *targets;
-	int			ntargets;
-	uint32		next_group = 0;
 
 	p->root = c->root;
 	p->lxid = SIMHASH_MY_LXID;
@@ -842,23 +820,34 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
 	if (!plan_grow(p, nrows * sizeof(int32)))
 		return NULL;
 	p->group = MemoryContextAllocHuge(p->cxt, Max(nrows, 1) * sizeof(int32));
+	return p;
+}
 
-	/* 1. Group the rows by text; one text a group to the engine. */
+/*
+ * 1. The rows grouped by text (the digest of each text, keyed by the plan's secret), one
+ * text a group added to the engine; then the plan's per-group arrays. False when the
+ * groups outgrow the budget (the plan is off).
+ */
+static bool
+plan_groups(BulkPlan *p, SimilarRun *run, Tuplestorestate *rows, TupleTableSlot *slot,
+			AttrNumber q_text)
+{
+	HASHCTL		ctl;
+	HTAB	   *digests;
+	HASH_SEQ_STATUS seq;
+	DigestEntry *e;
+
 	ctl.keysize = sizeof(XXH128_hash_t);
 	ctl.entrysize = sizeof(DigestEntry);
 	ctl.hcxt = CurrentMemoryContext;
 	digests = hash_create("simhash_dedupe_insert texts", 1024, &ctl,
 						  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	/* the engine's sets within maintenance_work_mem too, as an index build's (then files) */
-	run = similar_run_begin("simhash_dedupe_insert", c->min_similarity,
-							(Size) maintenance_work_mem * 1024, "maintenance_work_mem");
 	for (uint64 j = 0; tuplestore_gettupleslot(rows, true, false, slot); j++)
 	{
 		bool		isnull;
 		Datum		d = slot_getattr(slot, q_text, &isnull);
 		text	   *body;
 		XXH128_hash_t h;
-		DigestEntry *e;
 		bool		seen;
 
 		if (isnull)
@@ -883,20 +872,14 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
 	}
 	if (p->off)
 	{
-		similar_run_end(run);
 		hash_destroy(digests);
-		return no_plan(slot, rows, "its groups", nrows);
+		return false;
 	}
 	similar_run_added(run);
 	p->digest = MemoryContextAllocHuge(p->cxt, Max(p->ngroups, 1) * sizeof(XXH128_hash_t));
-	{
-		HASH_SEQ_STATUS seq;
-		DigestEntry *e;
-
-		hash_seq_init(&seq, digests);
-		while ((e = hash_seq_search(&seq)) != NULL)
-			p->digest[e->group] = e->digest;
-	}
+	hash_seq_init(&seq, digests);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		p->digest[e->group] = e->digest;
 	hash_destroy(digests);
 	p->bytes -= (Size) p->ngroups * 64;
 	p->table_near = MemoryContextAllocExtended(p->cxt, Max(p->ngroups, 1) * sizeof(bool),
@@ -905,9 +888,50 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
 										  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	p->key = MemoryContextAllocExtended(p->cxt, Max(p->ngroups, 1) * sizeof(Datum),
 										MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	return true;
+}
 
-	/* 2. The pairs of groups, then each group's, both ways. */
-	buf = palloc(sizeof(simhash_similar_pair) * PLAN_PAIRS_BATCH);
+/* The np pairs pa/ps as each group's list of near groups, both ways (adj_*). */
+static void
+plan_adjacency(BulkPlan *p, const int32 *pa, const double *ps, uint64 np)
+{
+	uint64	   *fill;
+
+	p->adj_start = MemoryContextAllocExtended(p->cxt, (p->ngroups + 1) * sizeof(uint64),
+											  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	p->adj_other = MemoryContextAllocHuge(p->cxt, Max(np, 1) * 2 * sizeof(int32));
+	p->adj_sim = MemoryContextAllocHuge(p->cxt, Max(np, 1) * 2 * sizeof(double));
+	for (uint64 i = 0; i < 2 * np; i++)
+		p->adj_start[pa[i] + 1]++;
+	for (uint32 g = 0; g < p->ngroups; g++)
+		p->adj_start[g + 1] += p->adj_start[g];
+	fill = MemoryContextAllocHuge(p->cxt, Max(p->ngroups, 1) * sizeof(uint64));
+	memcpy(fill, p->adj_start, p->ngroups * sizeof(uint64));
+	for (uint64 i = 0; i < np; i++)
+	{
+		int32		a = pa[2 * i];
+		int32		b = pa[2 * i + 1];
+
+		p->adj_other[fill[a]] = b;
+		p->adj_sim[fill[a]++] = ps[i];
+		p->adj_other[fill[b]] = a;
+		p->adj_sim[fill[b]++] = ps[i];
+	}
+	pfree(fill);
+	p->npairs = np;
+}
+
+/* 2. The pairs of groups from the engine (which it ends), then each group's, both ways. */
+static void
+plan_pairs(BulkPlan *p, SimilarRun *run)
+{
+	simhash_similar_pair *buf = palloc(sizeof(simhash_similar_pair) * PLAN_PAIRS_BATCH);
+	int32	   *pa = NULL;
+	double	   *ps = NULL;
+	uint64		np = 0;
+	uint64		cap = 0;
+	bool		finished = false;
+
 	while (!finished && !p->off)
 	{
 		size_t		count;
@@ -935,57 +959,35 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
 	similar_run_end(run);
 	pfree(buf);
 	if (!p->off && plan_grow(p, (p->ngroups + 1) * sizeof(uint64) + np * 2 * (sizeof(int32) + sizeof(double))))
-	{
-		p->adj_start = MemoryContextAllocExtended(p->cxt, (p->ngroups + 1) * sizeof(uint64),
-												  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		p->adj_other = MemoryContextAllocHuge(p->cxt, Max(np, 1) * 2 * sizeof(int32));
-		p->adj_sim = MemoryContextAllocHuge(p->cxt, Max(np, 1) * 2 * sizeof(double));
-		for (uint64 i = 0; i < 2 * np; i++)
-			p->adj_start[pa[i] + 1]++;
-		for (uint32 g = 0; g < p->ngroups; g++)
-			p->adj_start[g + 1] += p->adj_start[g];
-		{
-			uint64	   *fill = MemoryContextAllocHuge(p->cxt, Max(p->ngroups, 1) * sizeof(uint64));
-
-			memcpy(fill, p->adj_start, p->ngroups * sizeof(uint64));
-			for (uint64 i = 0; i < np; i++)
-			{
-				int32		a = pa[2 * i];
-				int32		b = pa[2 * i + 1];
-
-				p->adj_other[fill[a]] = b;
-				p->adj_sim[fill[a]++] = ps[i];
-				p->adj_other[fill[b]] = a;
-				p->adj_sim[fill[b]++] = ps[i];
-			}
-			pfree(fill);
-		}
-		p->npairs = np;
-	}
+		plan_adjacency(p, pa, ps, np);
 	if (pa != NULL)
 	{
 		pfree(pa);
 		pfree(ps);
 	}
-	if (p->off)
-		return no_plan(slot, rows, "the pairs", nrows);
+}
 
-	/*
-	 * 3. The table, searched for each group before any row is written, as the trigger
-	 * would with a policy that needs one near duplicate (see make_filter()): the group's
-	 * first row shingled once, then every target that holds a page.
-	 */
-	snapshot = lock_for_search(c);
-	/* palloc'd: its cache of candidates' sets lives in its memory context */
-	probe = palloc(sizeof(DedupeConfig));
+/*
+ * 3. The table, searched for each group before any row is written, as the trigger would
+ * with a policy that needs one near duplicate (see make_filter()): the group's first row
+ * shingled once, then every target that holds a page.
+ */
+static void
+plan_search_table(BulkPlan *p, DedupeConfig *c, Tuplestorestate *rows, TupleTableSlot *slot,
+				  AttrNumber q_text)
+{
+	Snapshot	snapshot = lock_for_search(c);
+	DedupeConfig *probe = palloc(sizeof(DedupeConfig));	/* its set cache in this context */
+	MemoryContext row_cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_dedupe_insert plan row",
+												  ALLOCSET_DEFAULT_SIZES);
+	int		   *targets = palloc(sizeof(int) * Max(c->ntargets, 1));
+	int			ntargets = nonempty_targets(c, targets);
+	uint32		next_group = 0;
+
 	*probe = *c;
 	probe->policy = POLICY_SKIP;
 	probe->set_cache = NULL;
 	probe->set_cache_bytes = 0;
-	row_cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_dedupe_insert plan row",
-									ALLOCSET_DEFAULT_SIZES);
-	targets = palloc(sizeof(int) * Max(c->ntargets, 1));
-	ntargets = nonempty_targets(c, targets);
 	tuplestore_rescan(rows);
 	for (uint64 j = 0; ntargets > 0 && tuplestore_gettupleslot(rows, true, false, slot); j++)
 	{
@@ -1024,6 +1026,37 @@ make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_
 	}
 	MemoryContextDelete(row_cxt);
 	UnregisterSnapshot(snapshot);
+}
+
+/*
+ * The plan of a load (threshold c->min_similarity) whose rows are in the tuplestore, the
+ * text in the query's column q_text, under its locks; NULL when it does not fit in
+ * maintenance_work_mem (every row is then searched). Only for a load the plan can serve,
+ * which the caller decides (a threshold, !filter_unsafe()).
+ */
+static BulkPlan *
+make_plan(DedupeConfig *c, Tuplestorestate *rows, TupleDesc qdesc, AttrNumber q_text,
+		  uint64 nrows)
+{
+	BulkPlan   *p = plan_new(c, nrows);
+	TupleTableSlot *slot;
+	SimilarRun *run;
+
+	if (p == NULL)
+		return NULL;
+	slot = MakeSingleTupleTableSlot(qdesc, &TTSOpsMinimalTuple);
+	/* the engine's sets within maintenance_work_mem too, as an index build's (then files) */
+	run = similar_run_begin("simhash_dedupe_insert", c->min_similarity,
+							(Size) maintenance_work_mem * 1024, "maintenance_work_mem");
+	if (!plan_groups(p, run, rows, slot, q_text))
+	{
+		similar_run_end(run);
+		return no_plan(slot, rows, "its groups", nrows);
+	}
+	plan_pairs(p, run);
+	if (p->off)
+		return no_plan(slot, rows, "the pairs", nrows);
+	plan_search_table(p, c, rows, slot, q_text);
 	ExecDropSingleTupleTableSlot(slot);
 	tuplestore_rescan(rows);
 	return p;
