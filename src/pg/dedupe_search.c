@@ -366,57 +366,181 @@ cache_set(DedupeConfig *c, const CachedSetKey *key, const uint64 *set, size_t n)
 }
 
 /*
- * The similarity of the new text to a candidate's stored text d (not NULL), false when
- * it is below the threshold (or undefined): the same answer as comparing the whole shingle
- * sets, at a bounded cost. The candidate is read in growing slices (a toasted text is not
- * detoasted whole) and its distinct shingles counted, up to the most a text reaching the
- * threshold may have (shingle_cap): a candidate past it is ruled out without reading the
- * rest. Only a candidate that stays within it (a short text, or a long one that repeats
- * itself) is read to its end; its shingle set then holds at most that many shingles.
- * Memory: the counter's table, at most 16 bytes a shingle of the cap, and one slice.
+ * The candidate's text d fed to the shingle counter cc, in growing slices (a toasted text
+ * is not detoasted whole): false as soon as it has more distinct shingles than cc.cap.
  */
 static bool
-candidate_similar(Search *s, Datum d, double *similarity)
+feed_candidate(CandidateCounter *cc, Datum d, Size total)
 {
 	struct varlena *attr = (struct varlena *) DatumGetPointer(d);
-	SimhashShingleSet a = s->new_text->set;
+	bool		within = true;
+
+	/*
+	 * A compressed text is decompressed from its start for every slice: slices double, so
+	 * the bytes decompressed stay under twice those read, and the last one is the whole
+	 * text. A plain one is fetched a slice (at most 1 MB) at a time.
+	 */
+	bool		compressed = VARATT_IS_COMPRESSED(attr);
+	int			encoding = GetDatabaseEncoding();
+
+	/*
+	 * Converted to UTF-8 (other than under UTF8 and SQL_ASCII), a slice must end on a
+	 * character boundary of a multibyte encoding: it is cut there, and the next slice
+	 * starts with the rest. (UTF-8 may be cut anywhere: the tokenizer waits for the rest
+	 * of a sequence.)
+	 */
+	bool		clip = encoding != PG_UTF8 && encoding != PG_SQL_ASCII &&
+		pg_database_encoding_max_length() > 1;
+	Size		offset = 0;
+
+	if (!VARATT_IS_EXTERNAL(attr) && !VARATT_IS_COMPRESSED(attr))
+		return counter_feed_server(cc, VARDATA_ANY(attr), VARSIZE_ANY_EXHDR(attr));
+	if (VARATT_IS_EXTERNAL_ONDISK(attr))
+	{
+		struct varatt_external toast_pointer;
+
+		VARATT_EXTERNAL_GET_POINTER(toast_pointer, attr);
+		compressed = VARATT_EXTERNAL_IS_COMPRESSED(toast_pointer);
+	}
+	while (within && offset < total)
+	{
+		Size		len = Max(offset, (Size) CANDIDATE_FIRST_READ);
+		struct varlena *slice;
+
+		if (!compressed)
+			len = Min(len, (Size) CANDIDATE_MAX_READ);
+		else if (len >= total - offset)
+		{
+			/* The last slice: the whole text once, not a prefix and a copy of a slice. */
+			struct varlena *whole = detoast_attr(attr);
+
+			within = counter_feed_server(cc, VARDATA_ANY(whole) + offset,
+										 VARSIZE_ANY_EXHDR(whole) - offset);
+			pfree(whole);
+			offset = total;
+			break;
+		}
+		len = Min(len, total - offset);
+		slice = detoast_attr_slice(attr, (int32) offset, (int32) len);
+		len = VARSIZE_ANY_EXHDR(slice);
+		if (clip && offset + len < total)
+			len = pg_mbcliplen(VARDATA_ANY(slice), (int) len, (int) len);
+		if (len == 0)
+			elog(ERROR, "simhash_dedupe: cannot read a candidate's text at byte %zu of %zu",
+				 (size_t) offset, (size_t) total);
+		within = counter_feed_server(cc, VARDATA_ANY(slice), len);
+		pfree(slice);
+		offset += len;
+	}
+	if (!within)
+		elog(DEBUG1, "simhash_dedupe: a candidate of %zu bytes has more than %llu distinct shingles after %zu bytes: below the threshold",
+			 (size_t) total, (unsigned long long) cc->cap, (size_t) offset);
+	return within;
+}
+
+/*
+ * The shingle set of the candidate's text d, read only as far as it can matter (see
+ * candidate_similar()); into *set (palloc'd), false when it is past the cap of a text
+ * whose set has a_size shingles.
+ */
+static bool
+candidate_set(Search *s, Datum d, size_t a_size, SimhashShingleSet *set)
+{
 	Size		total = toast_raw_datum_size(d) - VARHDRSZ;
 	CandidateCounter cc;
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 	size_t		table_size;
-	bool		within = true;
+	bool		within;
+	uint64	   *data;
+	size_t		n = 0;
+
+	cc.cap = shingle_cap(a_size, s->c->min_similarity);
+	cc.count = 0;
+	/* Sized at once for the first feed (or the whole of a short text), within the cap. */
+	table_size = simhash_shingle_counter_table_for(
+		Min(cc.cap, (uint64) Min(total, (Size) CANDIDATE_FEED) * 18 + 256));
+	if (table_size == 0)
+		elog(ERROR, "simhash_dedupe: no shingle table for a cap of " UINT64_FORMAT, cc.cap);
+	cc.table = palloc_extended(sizeof(uint64) * table_size, MCXT_ALLOC_HUGE);
+	simhash_check_status(simhash_shingle_counter_begin(&cc.state, cc.cap, cc.table, table_size,
+													   errbuf, sizeof(errbuf)),
+						 errbuf);
+	within = feed_candidate(&cc, d, total);
+	if (within)
+	{
+		counter_room(&cc, 0);
+		simhash_check_status(simhash_shingle_counter_end(&cc.state, &cc.count, errbuf,
+														 sizeof(errbuf)),
+							 errbuf);
+		within = cc.count <= cc.cap;
+	}
+	if (!within)
+	{
+		pfree(cc.table);
+		return false;
+	}
+	data = palloc(sizeof(uint64) * Max(cc.count, 1));
+	simhash_check_status(simhash_shingle_counter_set(&cc.state, data, Max(cc.count, 1), &n,
+													 &simhash_pg_interrupt,
+													 errbuf, sizeof(errbuf)),
+						 errbuf);
+	pfree(cc.table);
+	set->data = data;
+	set->size = n;
+	return true;
+}
+
+/*
+ * The candidate's stored set ('sets=column'), when it has a well-formed one: it decides,
+ * even for a byte-identical text (a value written while the trigger did not fire is used
+ * as it is, as docs/dedupe.md says and the table index does). Only a well-formed stored
+ * set is believed (stored_set_of()); whatever else the column holds (another first byte,
+ * hashes not ascending, a longer value) leaves the candidate to its text (false), even
+ * when its size is past the cap. *similar: whether it reaches the threshold.
+ */
+static bool
+stored_set_decides(Search *s, double *similarity, bool *similar)
+{
+	SimhashShingleSet a = s->new_text->set;
+	bool		isnull;
+	Datum		sd;
+	SimhashShingleSet other;
+
+	if (s->t->sets_attno == 0)
+		return false;
+	sd = slot_getattr(s->slot, s->t->sets_attno, &isnull);
+	if (isnull || !stored_set_of(sd, &other))
+		return false;
+	/* More distinct shingles than the threshold allows: ruled out. */
+	*similar = other.size <= shingle_cap(a.size, s->c->min_similarity) &&
+		simhash_shingle_jaccard(a, other, similarity) && *similarity >= s->c->min_similarity;
+	pfree((void *) other.data);
+	return true;
+}
+
+/*
+ * The similarity of the new text to a candidate's stored text d (not NULL), false when
+ * it is below the threshold (or undefined): the same answer as comparing the whole shingle
+ * sets, at a bounded cost. The candidate is read in growing slices and its distinct
+ * shingles counted, up to the most a text reaching the threshold may have (shingle_cap):
+ * a candidate past it is ruled out without reading the rest. Only a candidate that stays
+ * within it (a short text, or a long one that repeats itself) is read to its end; its
+ * shingle set then holds at most that many shingles. Memory: the counter's table, at most
+ * 16 bytes a shingle of the cap, and one slice.
+ */
+static bool
+candidate_similar(Search *s, Datum d, double *similarity)
+{
+	SimhashShingleSet a = s->new_text->set;
+	Size		total = toast_raw_datum_size(d) - VARHDRSZ;
+	SimhashShingleSet other;
 	bool		defined;
+	bool		similar;
 	CachedSetKey key;
 	bool		keyed;
 
-	/*
-	 * The candidate's stored set ('sets=column'), when it has a well-formed one: it
-	 * decides, even for a byte-identical text (a value written while the trigger did not
-	 * fire is used as it is, as docs/dedupe.md says and the table index does).
-	 */
-	if (s->t->sets_attno > 0)
-	{
-		bool		isnull;
-		Datum		sd = slot_getattr(s->slot, s->t->sets_attno, &isnull);
-
-		SimhashShingleSet other;
-
-		/*
-		 * Only a well-formed stored set is believed (stored_set_of()); whatever else the
-		 * column holds (another first byte, hashes not ascending, a longer value) leaves
-		 * the candidate to its text, even when its size is past the cap.
-		 */
-		if (!isnull && stored_set_of(sd, &other))
-		{
-			/* More distinct shingles than the threshold allows: ruled out. */
-			if (other.size > shingle_cap(a.size, s->c->min_similarity))
-				defined = false;
-			else
-				defined = simhash_shingle_jaccard(a, other, similarity);
-			pfree((void *) other.data);
-			return defined && *similarity >= s->c->min_similarity;
-		}
-	}
+	if (stored_set_decides(s, similarity, &similar))
+		return similar;
 
 	/* A byte-identical text (common: licences, boilerplate) needs no shingling. */
 	if (a.size > 0 && total == VARSIZE_ANY_EXHDR(s->new_text->body))
@@ -440,119 +564,18 @@ candidate_similar(Search *s, Datum d, double *similarity)
 
 		if (e != NULL)
 		{
-			SimhashShingleSet other;
-
 			other.data = e->set;
 			other.size = e->n;
 			defined = simhash_shingle_jaccard(a, other, similarity);
 			return defined && *similarity >= s->c->min_similarity;
 		}
 	}
-
-	cc.cap = shingle_cap(a.size, s->c->min_similarity);
-	cc.count = 0;
-	/* Sized at once for the first feed (or the whole of a short text), within the cap. */
-	table_size = simhash_shingle_counter_table_for(
-		Min(cc.cap, (uint64) Min(total, (Size) CANDIDATE_FEED) * 18 + 256));
-	if (table_size == 0)
-		elog(ERROR, "simhash_dedupe: no shingle table for a cap of " UINT64_FORMAT, cc.cap);
-	cc.table = palloc_extended(sizeof(uint64) * table_size, MCXT_ALLOC_HUGE);
-	simhash_check_status(simhash_shingle_counter_begin(&cc.state, cc.cap, cc.table, table_size,
-													   errbuf, sizeof(errbuf)),
-						 errbuf);
-	if (!VARATT_IS_EXTERNAL(attr) && !VARATT_IS_COMPRESSED(attr))
-		within = counter_feed_server(&cc, VARDATA_ANY(attr), VARSIZE_ANY_EXHDR(attr));
-	else
-	{
-		/*
-		 * A compressed text is decompressed from its start for every slice: slices double,
-		 * so the bytes decompressed stay under twice those read, and the last one is the
-		 * whole text. A plain one is fetched a slice (at most 1 MB) at a time.
-		 */
-		bool		compressed = VARATT_IS_COMPRESSED(attr);
-		int			encoding = GetDatabaseEncoding();
-
-		/*
-		 * Converted to UTF-8 (other than under UTF8 and SQL_ASCII), a slice must end on a
-		 * character boundary of a multibyte encoding: it is cut there, and the next slice
-		 * starts with the rest. (UTF-8 may be cut anywhere: the tokenizer waits for the
-		 * rest of a sequence.)
-		 */
-		bool		clip = encoding != PG_UTF8 && encoding != PG_SQL_ASCII &&
-			pg_database_encoding_max_length() > 1;
-		Size		offset = 0;
-
-		if (VARATT_IS_EXTERNAL_ONDISK(attr))
-		{
-			struct varatt_external toast_pointer;
-
-			VARATT_EXTERNAL_GET_POINTER(toast_pointer, attr);
-			compressed = VARATT_EXTERNAL_IS_COMPRESSED(toast_pointer);
-		}
-		while (within && offset < total)
-		{
-			Size		len = Max(offset, (Size) CANDIDATE_FIRST_READ);
-			struct varlena *slice;
-
-			if (!compressed)
-				len = Min(len, (Size) CANDIDATE_MAX_READ);
-			else if (len >= total - offset)
-			{
-				/* The last slice: the whole text once, not a prefix and a copy of a slice. */
-				struct varlena *whole = detoast_attr(attr);
-
-				within = counter_feed_server(&cc, VARDATA_ANY(whole) + offset,
-											 VARSIZE_ANY_EXHDR(whole) - offset);
-				pfree(whole);
-				offset = total;
-				break;
-			}
-			len = Min(len, total - offset);
-			slice = detoast_attr_slice(attr, (int32) offset, (int32) len);
-			len = VARSIZE_ANY_EXHDR(slice);
-			if (clip && offset + len < total)
-				len = pg_mbcliplen(VARDATA_ANY(slice), (int) len, (int) len);
-			if (len == 0)
-				elog(ERROR, "simhash_dedupe: cannot read a candidate's text at byte %zu of %zu",
-					 (size_t) offset, (size_t) total);
-			within = counter_feed_server(&cc, VARDATA_ANY(slice), len);
-			pfree(slice);
-			offset += len;
-		}
-		if (!within)
-			elog(DEBUG1, "simhash_dedupe: a candidate of %zu bytes has more than %llu distinct shingles after %zu bytes: below the threshold",
-				 (size_t) total, (unsigned long long) cc.cap, (size_t) offset);
-	}
-	if (within)
-	{
-		counter_room(&cc, 0);
-		simhash_check_status(simhash_shingle_counter_end(&cc.state, &cc.count, errbuf,
-														 sizeof(errbuf)),
-							 errbuf);
-		within = cc.count <= cc.cap;
-	}
-	if (!within)
-	{
-		pfree(cc.table);
+	if (!candidate_set(s, d, a.size, &other))
 		return false;
-	}
-	{
-		uint64	   *set = palloc(sizeof(uint64) * Max(cc.count, 1));
-		size_t		n = 0;
-		SimhashShingleSet other;
-
-		simhash_check_status(simhash_shingle_counter_set(&cc.state, set, Max(cc.count, 1), &n,
-														 &simhash_pg_interrupt,
-														 errbuf, sizeof(errbuf)),
-							 errbuf);
-		pfree(cc.table);
-		other.data = set;
-		other.size = n;
-		defined = simhash_shingle_jaccard(a, other, similarity);
-		if (keyed)
-			cache_set(s->c, &key, set, n);
-		pfree(set);
-	}
+	defined = simhash_shingle_jaccard(a, other, similarity);
+	if (keyed)
+		cache_set(s->c, &key, other.data, other.size);
+	pfree((void *) other.data);
 	return defined && *similarity >= s->c->min_similarity;
 }
 
