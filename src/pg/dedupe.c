@@ -102,6 +102,54 @@ find_near_duplicate(DedupeConfig *c, Relation rel, HeapTuple old, RowWork *w, Fo
 }
 
 /*
+ * The near duplicate of a row (into *found), asked of the answerers in order, each of which
+ * answers only what it knows exactly: with a distance, the load's filter and the table
+ * filter ("none", so no search); with a threshold, the load's plan and the table index;
+ * then the search, under the row's locks. The row's number in the load's plan, or -1.
+ */
+static int64
+answer_row(DedupeConfig *c, Relation rel, Trigger *tg, HeapTuple old, RowWork *w, Found *found)
+{
+	int64		plan_row = -1;
+
+	if (old == NULL && c->min_similarity > 0)
+		plan_row = bulk_plan_row(c, w);
+	table_filter_row(c);
+	if (!w->search)
+		return plan_row;
+	if (old == NULL && c->min_similarity == 0 &&
+		(bulk_filter_clear(c, w->fp) || table_filter_clear(c, w->fp)))
+		return plan_row;
+	if (bulk_plan_answer(c, plan_row, found))
+		return plan_row;
+	if (old == NULL && c->min_similarity > 0 && plan_row < 0 && table_index_answer(c, w, found))
+		return plan_row;
+	find_near_duplicate(c, rel, old, w, found);
+	bulk_plan_searched(c, plan_row);
+	if (old == NULL)
+		table_filter_searched(c, tg);
+	return plan_row;
+}
+
+/* Tells the answerers that hold the statement's rows that the row is written as tuple. */
+static void
+row_written(DedupeConfig *c, Relation rel, HeapTuple old, RowWork *w, HeapTuple tuple,
+			int64 plan_row, const Found *found)
+{
+	if (c->min_similarity == 0 && (w->search || w->unchanged))
+	{
+		bulk_filter_written(c, w->fp);
+		table_filter_written(c, w->fp);
+	}
+	if (w->search)
+		bulk_plan_written(c, plan_row, rel, tuple, found);
+	if (old == NULL && c->min_similarity > 0 && w->search)
+		table_index_written(c, rel, w, tuple, !found->any);
+	if (old == NULL)
+		table_filter_inserting();
+}
+
+/*
  * Whether the new version of a row of partition rel no longer fits the partition, so that
  * PostgreSQL will move it: delete it here and insert it into another partition, firing
  * BEFORE INSERT there. Evaluated as ExecPartitionCheck() does (NULL passes).
@@ -184,40 +232,12 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 		w.search = true;
 		w.unchanged = false;
 	}
-	/*
-	 * In a bulk load, a row its filter clears has no near duplicate, and with a threshold
-	 * its plan may know the answer (dedupe_bulk.c).
-	 */
-	if (old == NULL && c->min_similarity > 0)
-		plan_row = bulk_plan_row(c, &w);
-	table_filter_row(c);
-	if (w.search &&
-		!(old == NULL && c->min_similarity == 0 &&
-		  (bulk_filter_clear(c, w.fp) || table_filter_clear(c, w.fp))) &&
-		!bulk_plan_answer(c, plan_row, &found) &&
-		!(old == NULL && c->min_similarity > 0 && plan_row < 0 &&
-		  table_index_answer(c, &w, &found)))
-	{
-		find_near_duplicate(c, rel, old, &w, &found);
-		bulk_plan_searched(c, plan_row);
-		if (old == NULL)
-			table_filter_searched(c, td->tg_trigger);
-	}
+	plan_row = answer_row(c, rel, td->tg_trigger, old, &w, &found);
 	if (!apply_policy(c, rel, td->tg_trigger, &found, &w))
 		return PointerGetDatum(NULL);
 	if (w.ncols > 0)
 		tuple = heap_modify_tuple_by_cols(tuple, RelationGetDescr(rel), w.ncols, w.cols,
 										  w.values, w.nulls);
-	if (c->min_similarity == 0 && (w.search || w.unchanged))
-	{
-		bulk_filter_written(c, w.fp);
-		table_filter_written(c, w.fp);
-	}
-	if (w.search)
-		bulk_plan_written(c, plan_row, rel, tuple, &found);
-	if (old == NULL && c->min_similarity > 0 && w.search)
-		table_index_written(c, rel, &w, tuple, !found.any);
-	if (old == NULL)
-		table_filter_inserting();
+	row_written(c, rel, old, &w, tuple, plan_row, &found);
 	return PointerGetDatum(tuple);
 }
