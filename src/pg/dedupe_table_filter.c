@@ -510,6 +510,76 @@ tag_key(TableFilter *f, int64 tag)
 }
 
 /*
+ * One row of target in slot into the table index: its keys (from the keys column, or
+ * without one from its text, as the simhash_ops index computes them), its set, its tag and
+ * class; a row without keys or shingles is never a candidate. False past the budget, or
+ * when the index cannot answer for the row (a link key that is NULL, a text too long to
+ * shingle here without a keys column).
+ */
+static bool
+index_row(TableFilter *f, DedupeTarget *target, TupleTableSlot *slot)
+{
+	int64		keys[SIMHASH_LSH_BANDS];
+	bool		isnull;
+	Datum		d;
+	SimhashShingleSet set = {NULL, 0};
+	SimhashShingleSet text_set = {NULL, 0};
+	bool		have_set = false;
+	size_t		n = SIMHASH_SET_UNKNOWN_SIZE;
+	int64		tag = 0;
+	bool		original = true;
+
+	if (target->fp_attno > 0)
+	{
+		d = slot_getattr(slot, target->fp_attno, &isnull);
+		if (isnull || !lsh_band_keys(d, keys))
+			return true;
+	}
+	d = slot_getattr(slot, target->text_attno, &isnull);
+	if (isnull)
+		return true;
+	if (target->fp_attno == 0)
+	{
+		if (toast_raw_datum_size(d) - VARHDRSZ > INDEX_MAX_TEXT)
+			return false;
+		text_set = simhash_text_shingles(DatumGetTextPP(d));
+		if (simhash_shingle_lsh_keys(text_set, keys) != SIMHASH_LSH_BANDS)
+			return true;		/* no key: never a candidate */
+	}
+	if (target->sets_attno > 0)
+	{
+		bool		sets_null;
+		Datum		sd = slot_getattr(slot, target->sets_attno, &sets_null);
+
+		have_set = !sets_null && stored_set_of(sd, &set);
+	}
+	if (!have_set && text_set.data != NULL)
+	{
+		set = text_set;
+		have_set = true;
+	}
+	if (!have_set && toast_raw_datum_size(d) - VARHDRSZ <= INDEX_MAX_TEXT)
+	{
+		set = simhash_text_shingles(DatumGetTextPP(d));
+		have_set = true;
+	}
+	if (have_set)
+		n = set.size;
+	if (have_set && n == 0)
+		return true;			/* no shingle: never similar */
+	if (f->policy == POLICY_LINK)
+	{
+		(void) slot_getattr(slot, target->link_attno, &isnull);
+		original = isnull;
+		d = slot_getattr(slot, target->key_attnos[0], &isnull);
+		if (isnull)
+			return false;		/* cannot name it: the search would */
+		tag = key_tag(f, d);
+	}
+	return index_add(f, keys, have_set ? set.data : NULL, n, tag, original);
+}
+
+/*
  * With a threshold: reads every row of each target that a search would see now (the
  * latest snapshot: what committed before the table lock, and this transaction's rows so
  * far) into the table index, with the set its verification would use: the stored set
@@ -529,81 +599,14 @@ fill_sets(TableFilter *f, DedupeConfig *c)
 		Relation	heap = table_open(target->relid, AccessShareLock);
 		TableScanDesc scan = table_beginscan(heap, snapshot, 0, NULL);
 		TupleTableSlot *slot = table_slot_create(heap, NULL);
+
 		while (ok && table_scan_getnextslot(scan, ForwardScanDirection, slot))
 		{
 			MemoryContext old = MemoryContextSwitchTo(row_cxt);
-			int64		keys[SIMHASH_LSH_BANDS];
-			bool		isnull;
-			Datum		d;
-			SimhashShingleSet set = {NULL, 0};
-			SimhashShingleSet text_set = {NULL, 0};
-			bool		have_set = false;
-			size_t		n = SIMHASH_SET_UNKNOWN_SIZE;
-			int64		tag = 0;
-			bool		original = true;
 
 			/* every row: shingling a text of up to INDEX_MAX_TEXT takes tens of ms */
 			CHECK_FOR_INTERRUPTS();
-			if (target->fp_attno > 0)
-			{
-				d = slot_getattr(slot, target->fp_attno, &isnull);
-				if (isnull || !lsh_band_keys(d, keys))
-					goto next;
-			}
-			d = slot_getattr(slot, target->text_attno, &isnull);
-			if (isnull)
-				goto next;
-			if (target->fp_attno == 0)
-			{
-				/*
-				 * No keys column (a simhash_ops index on the text): the text's keys, as the
-				 * index computed them; a text too long to shingle here leaves the rows to
-				 * the search.
-				 */
-				if (toast_raw_datum_size(d) - VARHDRSZ > INDEX_MAX_TEXT)
-				{
-					ok = false;
-					goto next;
-				}
-				text_set = simhash_text_shingles(DatumGetTextPP(d));
-				if (simhash_shingle_lsh_keys(text_set, keys) != SIMHASH_LSH_BANDS)
-					goto next;	/* no key: never a candidate */
-			}
-			if (target->sets_attno > 0)
-			{
-				bool		sets_null;
-				Datum		sd = slot_getattr(slot, target->sets_attno, &sets_null);
-
-				have_set = !sets_null && stored_set_of(sd, &set);
-			}
-			if (!have_set && text_set.data != NULL)
-			{
-				set = text_set;
-				have_set = true;
-			}
-			if (!have_set && toast_raw_datum_size(d) - VARHDRSZ <= INDEX_MAX_TEXT)
-			{
-				set = simhash_text_shingles(DatumGetTextPP(d));
-				have_set = true;
-			}
-			if (have_set)
-				n = set.size;
-			if (have_set && n == 0)
-				goto next;		/* no shingle: never similar */
-			if (f->policy == POLICY_LINK)
-			{
-				(void) slot_getattr(slot, target->link_attno, &isnull);
-				original = isnull;
-				d = slot_getattr(slot, target->key_attnos[0], &isnull);
-				if (isnull)
-				{
-					ok = false;	/* cannot name it: the search would */
-					goto next;
-				}
-				tag = key_tag(f, d);
-			}
-			ok = index_add(f, keys, have_set ? set.data : NULL, n, tag, original);
-	next:
+			ok = index_row(f, target, slot);
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(row_cxt);
 		}
@@ -615,6 +618,7 @@ fill_sets(TableFilter *f, DedupeConfig *c)
 	UnregisterSnapshot(snapshot);
 	return ok;
 }
+
 
 /*
  * With a threshold and policy link, the table index names a row by its key, which must be
