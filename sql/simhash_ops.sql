@@ -264,6 +264,15 @@ CREATE TRIGGER dd BEFORE INSERT ON regress_simhash_ops_bad FOR EACH ROW
     EXECUTE FUNCTION simhash_dedupe('body', 'k=3', 'skip');
 CREATE TRIGGER dd BEFORE INSERT ON regress_simhash_ops_bad FOR EACH ROW
     EXECUTE FUNCTION simhash_dedupe('body', 'similarity=0.5', 'skip');
+-- a keys column may even be named like a limit: a limit after it keeps the longer form
+CREATE TABLE regress_simhash_ops_odd (id int PRIMARY KEY, body text, "similarity=0.8" bigint[]);
+CREATE INDEX ON regress_simhash_ops_odd USING gin ("similarity=0.8") WITH (fastupdate = off);
+CREATE TRIGGER dd BEFORE INSERT ON regress_simhash_ops_odd FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'similarity=0.8', 'similarity=0.8', 'reject');
+INSERT INTO regress_simhash_ops_odd (id, body) VALUES (1, 'Permission is hereby granted, free of charge, to any person');
+INSERT INTO regress_simhash_ops_odd (id, body) VALUES (2, 'PERMISSION is hereby granted, free of charge, to any person');
+SELECT id, cardinality("similarity=0.8") AS keys FROM regress_simhash_ops_odd;
+DROP TABLE regress_simhash_ops_odd;
 CREATE VIEW regress_simhash_ops_v AS SELECT * FROM regress_simhash_ops_bad;
 CREATE TRIGGER dv INSTEAD OF INSERT ON regress_simhash_ops_v FOR EACH ROW
     EXECUTE FUNCTION simhash_dedupe('body', 'similarity=0.8', 'skip');

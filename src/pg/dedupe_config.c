@@ -109,12 +109,23 @@ is_simhash_ops(Relation ind, Oid nsp)
 	Oid			value_args[3] = {TEXTOID, INTERNALOID, INTERNALOID};
 	Oid			query_args[7] = {TEXTOID, INTERNALOID, INT2OID, INTERNALOID, INTERNALOID,
 	INTERNALOID, INTERNALOID};
+	Oid			consistent_args[8] = {INTERNALOID, INT2OID, TEXTOID, INT4OID, INTERNALOID,
+	INTERNALOID, INTERNALOID, INTERNALOID};
 	Oid			value_fn = simhash_extension_function(nsp, "simhash_gin_extract_value", 3, value_args);
 	Oid			query_fn = simhash_extension_function(nsp, "simhash_gin_extract_query", 7, query_args);
+	Oid			consistent_fn = simhash_extension_function(nsp, "simhash_gin_consistent", 8,
+														   consistent_args);
+	Oid			tri_fn = simhash_extension_function(nsp, "simhash_gin_triconsistent", 7,
+													consistent_args);
+	Oid			fam = ind->rd_opfamily[0];
 
-	return OidIsValid(value_fn) && OidIsValid(query_fn) &&
-		get_opfamily_proc(ind->rd_opfamily[0], TEXTOID, TEXTOID, GIN_EXTRACTVALUE_PROC) == value_fn &&
-		get_opfamily_proc(ind->rd_opfamily[0], TEXTOID, TEXTOID, GIN_EXTRACTQUERY_PROC) == query_fn;
+	/* every support function the scan uses is the extension's (an opclass is a superuser's) */
+	return OidIsValid(value_fn) && OidIsValid(query_fn) && OidIsValid(consistent_fn) &&
+		get_opfamily_proc(fam, TEXTOID, TEXTOID, GIN_EXTRACTVALUE_PROC) == value_fn &&
+		get_opfamily_proc(fam, TEXTOID, TEXTOID, GIN_EXTRACTQUERY_PROC) == query_fn &&
+		get_opfamily_proc(fam, TEXTOID, TEXTOID, GIN_CONSISTENT_PROC) == consistent_fn &&
+		get_opfamily_proc(fam, TEXTOID, TEXTOID, GIN_TRICONSISTENT_PROC) == tri_fn &&
+		get_opfamily_proc(fam, TEXTOID, TEXTOID, GIN_COMPARE_PROC) == F_BTINT8CMP;
 }
 
 /*
@@ -661,15 +672,18 @@ refuse_citus_distributed(Relation rel, Trigger *tg)
  * column may be left out, simhash_dedupe('body', 'similarity=0.8', 'reject'), when a GIN
  * index with simhash_ops on the text column serves the search (its keys are the text's
  * simhash_lsh keys); the arguments are then read as if the key column were "" (a copy of
- * tg, in the current memory context). Only the written-out form of the limit starts the
- * shorter list: a column may be named "0.8".
+ * tg, in the current memory context). Only the written-out form of the limit followed by a
+ * policy starts the shorter list: a column may be named "0.8", or even "similarity=0.8"
+ * when a limit follows it.
  */
 Trigger *
 keyed_arguments(Trigger *tg)
 {
 	Trigger    *keyed;
 
-	if (tg->tgnargs < 3 || strncmp(tg->tgargs[1], "similarity=", 11) != 0)
+	if (tg->tgnargs < 3 || strncmp(tg->tgargs[1], "similarity=", 11) != 0 ||
+		(strcmp(tg->tgargs[2], "reject") != 0 && strcmp(tg->tgargs[2], "skip") != 0 &&
+		 strcmp(tg->tgargs[2], "link") != 0))
 		return tg;
 	keyed = palloc(sizeof(Trigger));
 	*keyed = *tg;
