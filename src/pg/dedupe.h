@@ -10,9 +10,13 @@
  *   row -> RowWork: its fingerprint or LSH keys, the columns it gets        dedupe_row.c
  *   keys -> lock keys -> advisory locks, or the table lock once one         dedupe_locks.c
  *     transaction has taken many
+ *   the answerers, in order (answer_row()): the load's filter and the      dedupe.c
+ *     table filter, the load's plan and the table index, each answering
+ *     only what it knows exactly; then the search:
  *   a snapshot taken after the locks -> each target searched (block         dedupe_search.c
- *     indexes, GIN index, or the whole table) -> candidates checked ->
- *     Found, the near duplicate the policy acts on
+ *     indexes, GIN index of the keys or simhash_ops of the text, or the
+ *     whole table) -> candidates checked -> Found, the near duplicate the
+ *     policy acts on; which one wins: src/core/dedupe_rule.hpp
  *   Found -> policy: reject | skip | link                                   dedupe_policy.c
  *
  * On a view (INSTEAD OF INSERT, for Citus) the same steps, with one SPI    dedupe_view.c
@@ -30,9 +34,14 @@
  * a search of the table once a text (the load's plan) answer the trigger
  * in place of its search wherever they decide it.
  *
- * With a distance, a long statement (COPY, INSERT ... SELECT) under the    dedupe_table_filter.c
- * table lock: the table's fingerprints read once from a block index into
- * memory, and rows with none within k written without a search.
+ * A long statement (COPY, INSERT ... SELECT) under the table lock: with a  dedupe_table_filter.c
+ * distance, the table's fingerprints read once from a block index into
+ * memory, and rows with none within k written without a search; with a
+ * threshold, the table's keys and sets read once (the table index), which
+ * answers each row as the search would.
+ *
+ * Every path against the plain search, row for row: the pg_regress file
+ * simhash_dedupe_equivalence.
  */
 #ifndef SIMHASH_PG_DEDUPE_H
 #define SIMHASH_PG_DEDUPE_H
