@@ -102,51 +102,18 @@ find_near_duplicate(DedupeConfig *c, Relation rel, HeapTuple old, RowWork *w, Fo
 }
 
 /*
- * The near duplicate of a row (into *found), asked of the answerers in order, each of which
- * answers only what it knows exactly: with a distance, the load's filter and the table
- * filter ("none", so no search); with a threshold, the load's plan and the table index;
- * then the search, under the row's locks. The row's number in the load's plan, or -1.
+ * The near duplicate of a row (into *found): the statement memo answers what it knows
+ * exactly (dedupe_memo.c), the search under the row's locks the rest.
  */
-static int64
+static void
 answer_row(DedupeConfig *c, Relation rel, Trigger *tg, HeapTuple old, RowWork *w, Found *found)
 {
-	int64		plan_row = -1;
-
-	if (old == NULL && c->min_similarity > 0)
-		plan_row = bulk_plan_row(c, w);
-	table_filter_row(c);
-	if (!w->search)
-		return plan_row;
-	if (old == NULL && c->min_similarity == 0 &&
-		(bulk_filter_clear(c, w->fp) || table_filter_clear(c, w->fp)))
-		return plan_row;
-	if (bulk_plan_answer(c, plan_row, found))
-		return plan_row;
-	if (old == NULL && c->min_similarity > 0 && plan_row < 0 && table_index_answer(c, w, found))
-		return plan_row;
+	memo_row(c);
+	if (!w->search || (old == NULL && memo_answer(c, w, found)))
+		return;
 	find_near_duplicate(c, rel, old, w, found);
-	bulk_plan_searched(c, plan_row);
 	if (old == NULL)
-		table_filter_searched(c, tg);
-	return plan_row;
-}
-
-/* Tells the answerers that hold the statement's rows that the row is written as tuple. */
-static void
-row_written(DedupeConfig *c, Relation rel, HeapTuple old, RowWork *w, HeapTuple tuple,
-			int64 plan_row, const Found *found)
-{
-	if (c->min_similarity == 0 && (w->search || w->unchanged))
-	{
-		bulk_filter_written(c, w->fp);
-		table_filter_written(c, w->fp);
-	}
-	if (w->search)
-		bulk_plan_written(c, plan_row, rel, tuple, found);
-	if (old == NULL && c->min_similarity > 0 && w->search)
-		table_index_written(c, rel, w, tuple, !found->any);
-	if (old == NULL)
-		table_filter_inserting();
+		memo_searched(c, tg);
 }
 
 /*
@@ -189,7 +156,6 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 	HeapTuple	old = NULL;
 	RowWork		w = {0};
 	Found		found = {0};
-	int64		plan_row = -1;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -232,12 +198,12 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 		w.search = true;
 		w.unchanged = false;
 	}
-	plan_row = answer_row(c, rel, td->tg_trigger, old, &w, &found);
+	answer_row(c, rel, td->tg_trigger, old, &w, &found);
 	if (!apply_policy(c, rel, td->tg_trigger, &found, &w))
 		return PointerGetDatum(NULL);
 	if (w.ncols > 0)
 		tuple = heap_modify_tuple_by_cols(tuple, RelationGetDescr(rel), w.ncols, w.cols,
 										  w.values, w.nulls);
-	row_written(c, rel, old, &w, tuple, plan_row, &found);
+	memo_written(c, rel, &w, tuple, !found.any, old == NULL);
 	return PointerGetDatum(tuple);
 }

@@ -51,11 +51,13 @@
 #include "access/htup.h"
 #include "access/tupdesc.h"
 #include "commands/trigger.h"
+#include "executor/tuptable.h"
 #include "fmgr.h"
 #include "storage/itemptr.h"
 #include "utils/hsearch.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
+#include "utils/tuplestore.h"
 
 #include "capi/similarity_capi.h"
 #include "pg/search.h"
@@ -223,43 +225,27 @@ extern uint64 row_lock_key_bound(DedupeConfig *c);
 extern bool bulk_takes_table(DedupeConfig *c, uint64 max_keys);
 extern Oid	set_bulk_root(Oid root);
 
-/* dedupe_bulk.c: the filter of a bulk load (simhash_dedupe_insert) */
-extern bool bulk_filter_clear(DedupeConfig *c, uint64 fp);
-extern void bulk_filter_written(DedupeConfig *c, uint64 fp);
-
 /*
- * dedupe_table_filter.c: during a long COPY or INSERT under the table lock, with a
- * distance the table's fingerprints in memory, with a threshold its keys and shingle sets
- * (the table index). table_filter_row() first for every row; table_filter_clear(): true
- * when the row has no near duplicate (no search needed); table_index_answer(): true when
- * the table index answers the row's search (into *found); table_filter_searched(): after
- * the trigger's search; table_filter_written() / table_index_written(): the row is let
- * through (with a fingerprint fp; with keys and a set); table_filter_inserting(): an
- * INSERT's row is let through (with keys or not).
+ * dedupe_memo.c: the statement memo, what a statement knows of the table. memo_row()
+ * first for every row (its guard); memo_answer(): true when it answers a new row's search
+ * (into *found); memo_searched(): after the trigger's search of a new row; memo_written():
+ * the row is let through. A load (simhash_dedupe_insert) makes one with memo_load_begin(),
+ * memo_load_add() a row, memo_load_search() under its locks, and makes it the statement's
+ * from memo_load_start() to memo_load_end().
  */
-extern void table_filter_row(DedupeConfig *c);
-extern bool table_filter_clear(DedupeConfig *c, uint64 fp);
-extern void table_filter_searched(DedupeConfig *c, Trigger *tg);
-extern void table_filter_written(DedupeConfig *c, uint64 fp);
-extern void table_filter_inserting(void);
-extern bool table_index_answer(DedupeConfig *c, RowWork *w, Found *found);
-extern void table_index_written(DedupeConfig *c, Relation rel, RowWork *w, HeapTuple tuple,
-								bool original);
-
-/*
- * dedupe_bulk.c, with a threshold: the load's plan (BulkPlan) answers the trigger for the
- * rows of a bulk load from the pairs the all-pairs engine found among them.
- * bulk_plan_row() is called for every row the trigger sees inserted (after row_keys):
- * the row's number in the load, or -1 (no plan: search as usual). bulk_plan_answer():
- * true when found now holds the search's answer. bulk_plan_written(): the row is written
- * as tuple (rel's row type).
- */
-extern int64 bulk_plan_row(DedupeConfig *c, const RowWork *w);
-extern bool bulk_plan_answer(DedupeConfig *c, int64 row, Found *found);
-extern void bulk_plan_written(DedupeConfig *c, int64 row, Relation rel, HeapTuple tuple,
-							  const Found *found);
-/* The trigger searched for plan row `row` (its own command counter increment). */
-extern void bulk_plan_searched(DedupeConfig *c, int64 row);
+typedef struct DedupeMemo DedupeMemo;
+extern void memo_row(DedupeConfig *c);
+extern bool memo_answer(DedupeConfig *c, RowWork *w, Found *found);
+extern void memo_searched(DedupeConfig *c, Trigger *tg);
+extern void memo_written(DedupeConfig *c, Relation rel, RowWork *w, HeapTuple tuple,
+						 bool original, bool insert);
+extern DedupeMemo *memo_load_begin(DedupeConfig *c, Trigger *tg, uint64 nrows);
+extern void memo_load_add(DedupeMemo *m, uint64 row, const RowWork *w);
+extern void memo_load_search(DedupeMemo *m, DedupeConfig *c, Tuplestorestate *rows,
+							 TupleTableSlot *slot, AttrNumber q_text);
+extern DedupeMemo *memo_load_start(DedupeMemo *m, DedupeConfig *c);
+extern void memo_load_end(DedupeMemo *m, DedupeMemo *previous, const char *table,
+						  uint64 nrows);
 
 /* dedupe_search.c: the near duplicates of a row in one target */
 extern void search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, const int64 *lsh,

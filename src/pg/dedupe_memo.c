@@ -1,0 +1,1071 @@
+/*
+ * The statement memo of the simhash_dedupe() trigger: what one statement knows of the
+ * table, so that a row's search can be answered without reading it. One structure, asked
+ * first for every row (answer_row() in dedupe.c), answering only what it knows exactly;
+ * the search answers the rest.
+ *
+ *   what it holds   with a distance, a NearFilter of fingerprints (core/near_filter.hpp:
+ *                   never a false "none"); with a threshold, a SetIndex of LSH keys and
+ *                   shingle sets (core/set_index.hpp: none, found, unknown; the winner by
+ *                   core/dedupe_rule.hpp), then every row the trigger lets through
+ *   seeded          from the table: a long statement of a transaction that keeps every
+ *                   other writer out (holds_table()) reads the table's fingerprints, or
+ *                   keys and sets, once its searches would have read as many pages
+ *                   (memo_searched()); it answers every row. Or from a load:
+ *                   simhash_dedupe_insert() searches the table once for each distinct
+ *                   fingerprint or text of its rows, under their lock keys, before writing
+ *                   (memo_load_*); it answers the rows whose fingerprint or text found
+ *                   nothing there (`clean`), and the search answers the others
+ *   one guard       (memo_row(), before every row) the same statement (transaction,
+ *                   subtransaction, command id: SQL run between two rows moves it), the
+ *                   same search (trigger arguments), and the targets' write counts: no
+ *                   update, no delete, and exactly the rows let through inserted. Past it,
+ *                   or past maintenance_work_mem, the memo is given up for the statement
+ *
+ * Never under SERIALIZABLE when read from the table (predicate locks are part of what a
+ * search does), and with a threshold only under READ COMMITTED then (under REPEATABLE
+ * READ a search checks a near duplicate against the transaction's snapshot). Link needs a
+ * key of one int2, int4 or int8 column (the SetIndex's tag). Reject's near duplicate is
+ * searched, so that its message names the row as always. The proof that every path
+ * answers as the search: the pg_regress file simhash_dedupe_equivalence.
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/proc.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "capi/near_filter_capi.h"
+#include "capi/set_index_capi.h"
+#include "pg/compat.h"
+#include "pg/dedupe.h"
+#include "pg/simhash_pg.h"
+
+/* Searches of one statement before a memo of the table is considered, and between looks. */
+#define MEMO_MIN_SEARCHES 256
+#define MEMO_LOOK_EVERY 256
+
+/*
+ * A memo of the table is made once the statement has searched this many times as many
+ * rows as it would read pages. Measured at k = 3 (85,000 new rows into a table of 1M):
+ * reading costs about 50 us a page, one row's search 15 to 20 us; so a statement that ends
+ * right after has spent at most about twice what its searches cost.
+ */
+#define MEMO_SEARCHES_PER_PAGE 2
+
+/* Texts longer than this (bytes) are held without their set; their rows are searched. */
+#define MEMO_MAX_TEXT (1024 * 1024)
+
+/* A row of a load before the table is searched: what it is, and whether the table is clean. */
+typedef struct LoadEntry
+{
+	XXH128_hash_t id;			/* the fingerprint, or the text's seeded digest */
+	uint64		row;			/* the first row of the load with it */
+	bool		near;			/* the table held a near duplicate */
+} LoadEntry;
+
+struct DedupeMemo
+{
+	/* whose: the statement and the search it stands for */
+	Oid			root;
+	LocalTransactionId lxid;
+	SubTransactionId subxid;
+	int			k;
+	double		min_similarity;
+	DedupePolicy policy;
+	char	   *sets_name;		/* by name: numbers differ by partition */
+	AttrNumber	text_attno;		/* in root */
+	AttrNumber	fp_attno;
+	/* the guard */
+	CommandId	cid;			/* the command id the next row must find */
+	int			ntargets;
+	int64	   *updated;		/* each target's writes (target_writes()) when made */
+	int64	   *deleted;
+	int64		inserted;		/* the targets' inserts at the last row */
+	bool		inserting;		/* the last row was let through as an INSERT */
+	/* what it holds */
+	simhash_near_filter *fps;
+	simhash_set_index *sets;
+	LoadEntry  *clean;			/* from a load: the ids it answers, sorted; NULL: all */
+	size_t		nclean;
+	uint64		seed;			/* of the texts' digests (a secret: no crafted collision) */
+	Oid			key_type;		/* link: the key's type (int2, int4, int8) */
+	bool		may_read;		/* may_read_near_duplicate() when made */
+	Size		budget;
+	uint64		members;
+	/* its making from the table, and what it did */
+	bool		from_load;
+	uint64		searches;
+	uint64		next_look;
+	bool		given_up;		/* not again in this statement */
+	const char *why;			/* why given up */
+	size_t		distinct;		/* a load's distinct ids, and how many were near */
+	uint64		near_in_table;
+	uint64		spared;
+	uint64		searched;
+	MemoryContext cxt;
+};
+
+static DedupeMemo *memo;
+
+/* What the memo is called in messages. */
+static const char *
+memo_name(const DedupeMemo *m)
+{
+	if (m->from_load)
+		return "load's memo";
+	return m->min_similarity > 0 ? "table index" : "table filter";
+}
+
+static bool
+made(const DedupeMemo *m)
+{
+	return m->fps != NULL || m->sets != NULL;
+}
+
+/* Frees the C++ side when the memo's context goes (end of transaction, or dropped). */
+static void
+free_memo(void *arg)
+{
+	DedupeMemo *m = (DedupeMemo *) arg;
+
+	simhash_near_filter_free(m->fps);
+	m->fps = NULL;
+	simhash_set_index_free(m->sets);
+	m->sets = NULL;
+	if (memo == m)
+		memo = NULL;
+}
+
+/*
+ * The statement keeps its state but no memo, and gets none again before it ends; why says
+ * why in a DEBUG1 line (NULL: said already).
+ */
+static void
+give_up(DedupeMemo *m, const char *why)
+{
+	if (made(m) && why != NULL)
+		elog(DEBUG1, "simhash_dedupe: %s dropped after %s (%llu searches spared)",
+			 memo_name(m), why, (unsigned long long) m->spared);
+	simhash_near_filter_free(m->fps);
+	m->fps = NULL;
+	simhash_set_index_free(m->sets);
+	m->sets = NULL;
+	if (!m->given_up)
+		m->why = why != NULL ? why : "maintenance_work_mem";
+	m->given_up = true;
+}
+
+static void
+drop_memo(void)
+{
+	DedupeMemo *m = memo;
+
+	if (m == NULL)
+		return;
+	memo = NULL;
+	if (m->sets != NULL)
+		elog(DEBUG1, "simhash_dedupe: %s of %zu rows (%zu with their sets, %zu kB) dropped (%llu searches spared)",
+			 memo_name(m), simhash_set_index_rows(m->sets), simhash_set_index_held(m->sets),
+			 simhash_set_index_bytes(m->sets) / 1024, (unsigned long long) m->spared);
+	else if (m->fps != NULL)
+		elog(DEBUG1, "simhash_dedupe: %s dropped (%llu searches spared)",
+			 memo_name(m), (unsigned long long) m->spared);
+	MemoryContextDelete(m->cxt);
+}
+
+/* True when the trigger of config c searches as the memo's does. */
+static bool
+same_search(const DedupeMemo *m, const DedupeConfig *c)
+{
+	return m->root == c->root && m->k == c->k && m->min_similarity == c->min_similarity &&
+		m->policy == c->policy &&
+		(m->sets_name == NULL ? c->sets_name == NULL :
+		 c->sets_name != NULL && strcmp(m->sets_name, c->sets_name) == 0) &&
+		m->text_attno == c->root_text_attno && m->fp_attno == c->root_fp_attno;
+}
+
+/* A new memo, not made yet, for the statement now running and c's trigger. */
+static DedupeMemo *
+memo_new(DedupeConfig *c)
+{
+	MemoryContext cxt = AllocSetContextCreate(TopTransactionContext, "simhash statement memo",
+											  ALLOCSET_SMALL_SIZES);
+	DedupeMemo *m = MemoryContextAllocZero(cxt, sizeof(DedupeMemo));
+	MemoryContextCallback *cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+
+	m->cxt = cxt;
+	m->root = c->root;
+	m->lxid = SIMHASH_MY_LXID;
+	m->subxid = GetCurrentSubTransactionId();
+	m->k = c->k;
+	m->min_similarity = c->min_similarity;
+	m->policy = c->policy;
+	m->sets_name = c->sets_name != NULL ? MemoryContextStrdup(cxt, c->sets_name) : NULL;
+	m->text_attno = c->root_text_attno;
+	m->fp_attno = c->root_fp_attno;
+	m->next_look = MEMO_MIN_SEARCHES;
+	m->ntargets = c->ntargets;
+	m->updated = MemoryContextAlloc(cxt, sizeof(int64) * Max(c->ntargets, 1));
+	m->deleted = MemoryContextAlloc(cxt, sizeof(int64) * Max(c->ntargets, 1));
+	m->budget = (Size) maintenance_work_mem * 1024;
+	cb->func = free_memo;
+	cb->arg = m;
+	MemoryContextRegisterResetCallback(cxt, cb);
+	return m;
+}
+
+/*
+ * The command id the trigger leaves for the next row: the current one, marked used, so
+ * that any SQL a function runs before the next row (SPI increments the command counter
+ * before each statement that may write, but only past a used id) moves it on.
+ */
+static void
+expect(DedupeMemo *m)
+{
+	m->cid = GetCurrentCommandId(true);
+}
+
+/*
+ * The guard's write counts: true when no target had a row updated since the memo was
+ * made, and the targets had at most the row let through last inserted since the last row
+ * (none else can be without moving the command id, unless something kept the trigger from
+ * firing). A SetIndex answers "found" too, so it must hold exactly the table's rows: no
+ * delete either, and the row let through last inserted (not dropped by ON CONFLICT DO
+ * NOTHING); a NearFilter may hold more. baseline: take the counts as they are now (false
+ * when not counted: track_counts off).
+ */
+static bool
+unchanged(DedupeMemo *m, DedupeConfig *c, bool baseline, const char **why)
+{
+	int64		inserted = 0;
+	bool		ok = true;
+
+	*why = "an update";
+	for (int t = 0; t < c->ntargets; t++)
+	{
+		int64		u;
+		int64		i;
+		int64		d;
+
+		if (!target_writes(c->targets[t].relid, &u, &i, &d, baseline))
+			return false;
+		if (baseline)
+		{
+			m->updated[t] = u;
+			m->deleted[t] = d;
+		}
+		else if (u != m->updated[t])
+			ok = false;
+		else if (m->sets != NULL && d != m->deleted[t])
+		{
+			*why = "a delete";
+			ok = false;
+		}
+		inserted += i;
+	}
+	if (!baseline && inserted - m->inserted > (m->inserting ? 1 : 0))
+	{
+		*why = "a row inserted past the trigger";
+		ok = false;
+	}
+	else if (!baseline && m->sets != NULL && inserted - m->inserted < (m->inserting ? 1 : 0))
+	{
+		*why = "a row let through but not inserted";
+		ok = false;
+	}
+	m->inserted = inserted;
+	m->inserting = false;
+	return ok;
+}
+
+/*
+ * With a threshold and link, the memo names a row by its key: one column of type int2,
+ * int4 or int8 (the order of the SetIndex's tag), the same in each target.
+ */
+static bool
+link_key_ok(DedupeMemo *m, DedupeConfig *c)
+{
+	m->key_type = InvalidOid;
+	if (c->nkeys != 1 || !c->key_cmp_ok)
+		return false;
+	for (int t = 0; t < c->ntargets; t++)
+	{
+		Relation	r = table_open(c->targets[t].relid, AccessShareLock);
+		Oid			type = TupleDescAttr(RelationGetDescr(r), c->targets[t].key_attnos[0] - 1)->atttypid;
+
+		table_close(r, NoLock);
+		if ((type != INT2OID && type != INT4OID && type != INT8OID) ||
+			(m->key_type != InvalidOid && m->key_type != type))
+			return false;
+		m->key_type = type;
+	}
+	return true;
+}
+
+static int64
+key_tag(DedupeMemo *m, Datum d)
+{
+	switch (m->key_type)
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+	}
+	return DatumGetInt64(d);
+}
+
+static Datum
+tag_key(DedupeMemo *m, int64 tag)
+{
+	switch (m->key_type)
+	{
+		case INT2OID:
+			return Int16GetDatum((int16) tag);
+		case INT4OID:
+			return Int32GetDatum((int32) tag);
+	}
+	return Int64GetDatum(tag);
+}
+
+/*
+ * True when the trigger tg fires on every target with the same arguments: the memo is
+ * shared by the rows of every target, right for the clones of one trigger on a partitioned
+ * table, but a partition may have its own trigger of that name (another link column, say).
+ */
+static bool
+same_trigger_everywhere(DedupeConfig *c, Trigger *tg)
+{
+	bool		same = true;
+
+	for (int t = 0; t < c->ntargets && same; t++)
+	{
+		Relation	rel = table_open(c->targets[t].relid, AccessShareLock);
+		TriggerDesc *desc = rel->trigdesc;
+		bool		found = false;
+
+		for (int i = 0; desc != NULL && i < desc->numtriggers && !found; i++)
+		{
+			Trigger    *other = &desc->triggers[i];
+
+			if (strcmp(other->tgname, tg->tgname) != 0 || other->tgfoid != tg->tgfoid)
+				continue;
+			found = true;
+			same = other->tgnargs == tg->tgnargs;
+			for (int a = 0; same && a < tg->tgnargs; a++)
+				same = strcmp(other->tgargs[a], tg->tgargs[a]) == 0;
+		}
+		same = same && found;
+		table_close(rel, NoLock);
+	}
+	return same;
+}
+
+/*
+ * What every memo needs of the trigger, the isolation and the budget aside: no other
+ * trigger on INSERT to write rows it would not hear of, one trigger on every target, and
+ * for link a key it can name. Makes its structure (empty); false when it cannot serve.
+ */
+static bool
+memo_can_serve(DedupeMemo *m, DedupeConfig *c, Trigger *tg)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	const char *why;
+
+	if ((c->min_similarity > 0 && c->policy == POLICY_LINK && !link_key_ok(m, c)) ||
+		!same_trigger_everywhere(c, tg) || filter_unsafe(c, tg->tgname, tg->tgfoid) ||
+		!unchanged(m, c, true, &why))
+		return false;
+	if (c->min_similarity > 0)
+	{
+		m->may_read = may_read_near_duplicate(c);
+		simhash_check_status(simhash_set_index_create(&m->sets, errbuf, sizeof(errbuf)), errbuf);
+	}
+	else
+		simhash_check_status(simhash_near_filter_create(c->k, &m->fps, errbuf, sizeof(errbuf)),
+							 errbuf);
+	return true;
+}
+
+/* The block index with the fingerprint of target t, or InvalidOid. */
+static Oid
+fingerprint_index(const DedupeTarget *t)
+{
+	for (int i = 0; i < t->plan.blocks; i++)
+		if (OidIsValid(t->indexes[i]) && t->has_fingerprint[i])
+			return t->indexes[i];
+	return InvalidOid;
+}
+
+/* Pages a memo of the table reads (with a threshold, the targets' own); false: no way to. */
+static bool
+pages_to_read(DedupeConfig *c, BlockNumber *pages)
+{
+	*pages = 0;
+	for (int t = 0; t < c->ntargets; t++)
+	{
+		Oid			relid = c->min_similarity > 0 ? c->targets[t].relid : fingerprint_index(&c->targets[t]);
+		Relation	r;
+
+		if (!OidIsValid(relid))
+			return false;
+		r = relation_open(relid, AccessShareLock);
+		*pages += RelationGetNumberOfBlocks(r);
+		relation_close(r, NoLock);
+	}
+	return true;
+}
+
+/* Adds fp; false past the budget (or out of memory). */
+static bool
+add_fp(DedupeMemo *m, uint64 fp)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+
+	if (simhash_near_filter_add(m->fps, fp, errbuf, sizeof(errbuf)) != SIMHASH_OK)
+		return false;
+	m->members++;
+	return (m->members & 1023) != 0 || simhash_near_filter_bytes(m->fps) <= m->budget;
+}
+
+/*
+ * The most fingerprints a NearFilter at distance k may be made with at once within budget:
+ * while made it holds k + 1 sorted copies, the array read and the merge's two buffers with
+ * the radix sort's counts (near_filter.hpp): 8 (k + 4) bytes each, plus the tables.
+ */
+static uint64
+max_members(Size budget, int k)
+{
+	Size		fixed = (Size) (k + 1) * 65537 * 4 + 65536 * 8;
+	uint64		most;
+
+	if (budget <= fixed)
+		return 0;
+	most = (uint64) (budget - fixed) / (8 * (uint64) (k + 4));
+	return Min(most, (uint64) PG_INT32_MAX);
+}
+
+/*
+ * With a distance, from the table: every fingerprint of the fingerprint index of each
+ * target (read whole with SnapshotAny: every version with an entry), at once; false past
+ * the budget.
+ */
+static bool
+fill_fps(DedupeMemo *m, DedupeConfig *c)
+{
+	uint64		most = max_members(m->budget, c->k);
+	uint64		cap = Min((uint64) 1024, most);
+	uint64		n = 0;
+	uint64	   *fps;
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	bool		ok = true;
+
+	if (cap == 0)
+		return false;
+	fps = MemoryContextAllocHuge(m->cxt, cap * sizeof(uint64));
+	for (int t = 0; t < c->ntargets && ok; t++)
+	{
+		Relation	heap = table_open(c->targets[t].relid, AccessShareLock);
+		Relation	ind = index_open(fingerprint_index(&c->targets[t]), AccessShareLock);
+		IndexScanDesc scan = index_beginscan(heap, ind, SnapshotAny, 0, 0);
+		uint64		read = 0;
+
+		scan->xs_want_itup = true;
+		index_rescan(scan, NULL, 0, NULL, 0);
+		while (ok && index_getnext_tid(scan, ForwardScanDirection) != NULL)
+		{
+			bool		isnull;
+			Datum		d = index_getattr(scan->xs_itup, 2, scan->xs_itupdesc, &isnull);
+
+			if ((++read & 4095) == 0)
+				CHECK_FOR_INTERRUPTS();
+			/* entries come in (block, fp) order: copies of one fingerprint together */
+			if (isnull || (n > 0 && fps[n - 1] == (uint64) DatumGetInt64(d)))
+				continue;
+			if (n == cap && cap >= most)
+				ok = false;
+			else
+			{
+				if (n == cap)
+					fps = repalloc_huge(fps, (cap = Min(2 * cap, most)) * sizeof(uint64));
+				fps[n++] = (uint64) DatumGetInt64(d);
+			}
+		}
+		index_endscan(scan);
+		index_close(ind, NoLock);
+		table_close(heap, NoLock);
+	}
+	/* one block's sort a step, with a look for interrupts between them */
+	for (int step = 0; ok && step <= c->k + 1; step++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		ok = simhash_near_filter_add_many_step(m->fps, fps, n, step, errbuf,
+											   sizeof(errbuf)) == SIMHASH_OK;
+	}
+	m->members = ok ? n : 0;
+	pfree(fps);
+	return ok;
+}
+
+/*
+ * Adds a row to the SetIndex, its set held while the index stays within three quarters of
+ * the budget; false (nothing added) when adding it could pass the budget at any point, or
+ * out of memory.
+ */
+static bool
+add_set(DedupeMemo *m, const int64 *keys, const uint64 *set, size_t n, int64 tag,
+		bool original)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	size_t		hold_limit = m->budget - m->budget / 4;
+
+	if (simhash_set_index_peak(m->sets, n, set != NULL, original, hold_limit) > m->budget ||
+		simhash_set_index_add(m->sets, keys, set, n, tag, original, hold_limit,
+							  errbuf, sizeof(errbuf)) != SIMHASH_OK)
+		return false;
+	m->members++;
+	return true;
+}
+
+/*
+ * One row of target in slot into the SetIndex: its keys (from the keys column, or as the
+ * simhash_ops index computes them from its text), the set its verification would use (the
+ * stored one when well-formed, else its text's), its tag and class. A row without keys or
+ * shingles is never a candidate. False past the budget, or when the memo cannot answer
+ * for it (a link key that is NULL, a text too long to shingle here without a keys column).
+ */
+static bool
+index_row(DedupeMemo *m, DedupeTarget *target, TupleTableSlot *slot)
+{
+	int64		keys[SIMHASH_LSH_BANDS];
+	bool		isnull;
+	Datum		d;
+	bool		long_text;
+	SimhashShingleSet set = {NULL, 0};
+	bool		have_set = false;
+	int64		tag = 0;
+	bool		original = true;
+
+	if (target->fp_attno > 0)
+	{
+		d = slot_getattr(slot, target->fp_attno, &isnull);
+		if (isnull || !lsh_band_keys(d, keys))
+			return true;
+	}
+	d = slot_getattr(slot, target->text_attno, &isnull);
+	if (isnull)
+		return true;
+	long_text = toast_raw_datum_size(d) - VARHDRSZ > MEMO_MAX_TEXT;
+	if (target->sets_attno > 0)
+	{
+		Datum		sd = slot_getattr(slot, target->sets_attno, &isnull);
+
+		have_set = !isnull && stored_set_of(sd, &set);
+	}
+	if (target->fp_attno == 0)
+	{
+		SimhashShingleSet text_set;
+
+		if (long_text)
+			return false;
+		text_set = simhash_text_shingles(DatumGetTextPP(d));
+		if (simhash_shingle_lsh_keys(text_set, keys) != SIMHASH_LSH_BANDS)
+			return true;
+		if (!have_set)
+			set = text_set;
+		have_set = true;
+	}
+	else if (!have_set && !long_text)
+	{
+		set = simhash_text_shingles(DatumGetTextPP(d));
+		have_set = true;
+	}
+	if (have_set && set.size == 0)
+		return true;
+	if (m->policy == POLICY_LINK)
+	{
+		(void) slot_getattr(slot, target->link_attno, &isnull);
+		original = isnull;
+		d = slot_getattr(slot, target->key_attnos[0], &isnull);
+		if (isnull)
+			return false;
+		tag = key_tag(m, d);
+	}
+	return add_set(m, keys, have_set ? set.data : NULL,
+				   have_set ? set.size : SIMHASH_SET_UNKNOWN_SIZE, tag, original);
+}
+
+/*
+ * With a threshold, from the table: every row a search would see now (the latest
+ * snapshot: what committed before the table lock, and this transaction's rows so far).
+ * False past the budget.
+ */
+static bool
+fill_sets(DedupeMemo *m, DedupeConfig *c)
+{
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	MemoryContext row_cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash memo row",
+												  ALLOCSET_DEFAULT_SIZES);
+	bool		ok = true;
+
+	for (int t = 0; t < c->ntargets && ok; t++)
+	{
+		Relation	heap = table_open(c->targets[t].relid, AccessShareLock);
+		TableScanDesc scan = table_beginscan(heap, snapshot, 0, NULL);
+		TupleTableSlot *slot = table_slot_create(heap, NULL);
+
+		while (ok && table_scan_getnextslot(scan, ForwardScanDirection, slot))
+		{
+			MemoryContext old = MemoryContextSwitchTo(row_cxt);
+
+			CHECK_FOR_INTERRUPTS();
+			ok = index_row(m, &c->targets[t], slot);
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(row_cxt);
+		}
+		ExecDropSingleTupleTableSlot(slot);
+		table_endscan(scan);
+		table_close(heap, NoLock);
+	}
+	MemoryContextDelete(row_cxt);
+	UnregisterSnapshot(snapshot);
+	return ok;
+}
+
+/* Makes the memo from the table if the transaction's locks allow it and it pays. */
+static void
+from_table(DedupeMemo *m, DedupeConfig *c, Trigger *tg)
+{
+	BlockNumber pages;
+
+	m->next_look = m->searches + MEMO_LOOK_EVERY;
+	if (!holds_table(c))
+		return;
+	if (!may_read_table_whole(c) || IsolationIsSerializable() ||
+		(c->min_similarity > 0 && IsolationUsesXactSnapshot()) || !pages_to_read(c, &pages))
+	{
+		m->given_up = true;
+		return;
+	}
+	if ((uint64) pages * MEMO_SEARCHES_PER_PAGE > m->searches)
+		return;
+	if (!memo_can_serve(m, c, tg))
+	{
+		m->given_up = true;
+		return;
+	}
+	if (!(c->min_similarity > 0 ? fill_sets(m, c) : fill_fps(m, c)))
+	{
+		elog(DEBUG1, "simhash_dedupe: no %s: the table's %s would take more than maintenance_work_mem",
+			 memo_name(m), m->fps != NULL ? "fingerprints" : "rows");
+		give_up(m, NULL);
+		return;
+	}
+	if (m->sets != NULL)
+		elog(DEBUG1, "simhash_dedupe: table index of %llu rows (%zu with their sets) after %llu searches",
+			 (unsigned long long) m->members, simhash_set_index_held(m->sets),
+			 (unsigned long long) m->searches);
+	else
+		elog(DEBUG1, "simhash_dedupe: table filter of %llu fingerprints after %llu searches",
+			 (unsigned long long) m->members, (unsigned long long) m->searches);
+}
+
+/* What the memo knows a row by: its fingerprint, or its text's seeded digest. */
+static XXH128_hash_t
+row_id(const DedupeMemo *m, uint64 fp, const text *body)
+{
+	XXH128_hash_t id = {fp, 0};
+
+	if (m->min_similarity > 0)
+		id = XXH3_128bits_withSeed(VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body), m->seed);
+	return id;
+}
+
+static int
+compare_entry(const void *a, const void *b)
+{
+	const LoadEntry *x = a;
+	const LoadEntry *y = b;
+	int			c = XXH128_cmp(&x->id, &y->id);
+
+	return c != 0 ? c : (x->row > y->row) - (x->row < y->row);
+}
+
+static LoadEntry *find_id(const DedupeMemo *m, XXH128_hash_t id);
+
+/* Whether the memo answers for a row of this fingerprint or text. */
+static bool
+covers(const DedupeMemo *m, const RowWork *w)
+{
+	return m->clean == NULL || find_id(m, row_id(m, w->fp, w->new_text.body)) != NULL;
+}
+
+static int
+compare_uint64(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The guard, first for every row the trigger sees: the memo of an earlier statement, or
+ * of this one once SQL ran meanwhile or the table changed behind it, goes.
+ */
+void
+memo_row(DedupeConfig *c)
+{
+	DedupeMemo *m = memo;
+	const char *why = "an update";	/* a partition added counts as one */
+
+	if (m == NULL)
+		return;
+	if (m->lxid != SIMHASH_MY_LXID || m->subxid != GetCurrentSubTransactionId() ||
+		m->cid != GetCurrentCommandId(false) || !same_search(m, c))
+	{
+		if (!m->from_load)
+			drop_memo();
+		else
+			give_up(m, "SQL run while the rows were written");
+	}
+	else if (made(m) && (m->ntargets != c->ntargets || !unchanged(m, c, false, &why)))
+		give_up(m, why);
+}
+
+/*
+ * The memo's answer for a new row (w) into *found: true when it knows it (no near
+ * duplicate, or for skip and link the one the search would act on); false: search.
+ */
+bool
+memo_answer(DedupeConfig *c, RowWork *w, Found *found)
+{
+	DedupeMemo *m = memo;
+	simhash_set_answer answer = SIMHASH_SET_NONE;
+	int64		tag;
+	int			original;
+	double		similarity;
+
+	if (m == NULL || !made(m) || (m->sets != NULL && w->nlsh != SIMHASH_LSH_BANDS) ||
+		!covers(m, w))
+		return false;
+	if (m->fps != NULL && simhash_near_filter_may_have(m->fps, w->fp))
+		return false;
+	if (m->sets != NULL)
+		answer = simhash_set_index_find(m->sets, w->lsh, w->new_text.set.data,
+										w->new_text.set.size, c->min_similarity,
+										c->policy == POLICY_LINK, &tag, &original, &similarity);
+	if (answer == SIMHASH_SET_UNKNOWN || (answer == SIMHASH_SET_FOUND && c->policy == POLICY_REJECT))
+		return false;
+	m->spared++;
+	expect(m);
+	found->any = answer == SIMHASH_SET_FOUND;
+	if (!found->any)
+		return true;
+	found->similarity = similarity;
+	found->is_original = original != 0;
+	if (c->policy == POLICY_LINK)
+	{
+		found->key = tag_key(m, tag);
+		/* only whether it is NULL counts for link (refuse_hidden_link()) */
+		found->key_text = m->may_read ? pstrdup("") : NULL;
+	}
+	return true;
+}
+
+/* After the trigger searched for a new row: the memo of the table may now pay. */
+void
+memo_searched(DedupeConfig *c, Trigger *tg)
+{
+	DedupeMemo *m = memo;
+
+	if (!c->indexed)
+		return;
+	if (m == NULL)
+		m = memo = memo_new(c);
+	m->searches++;
+	m->searched += made(m);
+	if (!made(m) && !m->given_up && !m->from_load && m->searches >= m->next_look)
+		from_table(m, c, tg);
+	expect(m);
+}
+
+/*
+ * The row in tuple (w its keys and set; of rel) is let through; original: it is not linked;
+ * insert: by an INSERT (the guard counts its insert).
+ */
+void
+memo_written(DedupeConfig *c, Relation rel, RowWork *w, HeapTuple tuple, bool original,
+			 bool insert)
+{
+	DedupeMemo *m = memo;
+	int64		tag = 0;
+
+	if (m == NULL)
+		return;
+	if (m->fps != NULL && (w->search || w->unchanged) && !add_fp(m, w->fp))
+		give_up(m, "maintenance_work_mem");
+	if (m->sets != NULL && insert && w->search && w->nlsh == SIMHASH_LSH_BANDS &&
+		w->new_text.set.size > 0)
+	{
+		if (c->policy == POLICY_LINK)
+		{
+			bool		isnull = true;
+
+			for (int t = 0; t < c->ntargets; t++)
+				if (c->targets[t].relid == RelationGetRelid(rel))
+				{
+					Datum		d = heap_getattr(tuple, c->targets[t].key_attnos[0],
+												 RelationGetDescr(rel), &isnull);
+
+					if (!isnull)
+						tag = key_tag(m, d);
+				}
+			if (isnull)
+				give_up(m, "a row without a key");
+		}
+		if (m->sets != NULL &&
+			!add_set(m, w->lsh, w->new_text.set.data, w->new_text.set.size, tag, original))
+			give_up(m, "maintenance_work_mem");
+	}
+	m->inserting = insert;
+	expect(m);
+}
+
+/*
+ * A load's memo (simhash_dedupe_insert(), before it takes its locks): NULL when it cannot
+ * serve the load's trigger tg. Its rows are then given with memo_load_add().
+ */
+DedupeMemo *
+memo_load_begin(DedupeConfig *c, Trigger *tg, uint64 nrows)
+{
+	DedupeMemo *m;
+
+	if (!c->indexed || (c->min_similarity > 0 && c->policy == POLICY_LINK && c->nkeys != 1))
+		return NULL;
+	m = memo_new(c);
+	m->from_load = true;
+	if ((Size) nrows * sizeof(LoadEntry) > m->budget || !memo_can_serve(m, c, tg))
+	{
+		MemoryContextDelete(m->cxt);
+		return NULL;
+	}
+	if (!pg_strong_random(&m->seed, sizeof(m->seed)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("simhash_dedupe_insert: could not generate a random seed")));
+	m->clean = MemoryContextAllocHuge(m->cxt, Max(nrows, 1) * sizeof(LoadEntry));
+	return m;
+}
+
+/* The load's row number `row` (w: its keys, as the trigger will compute them). */
+void
+memo_load_add(DedupeMemo *m, uint64 row, const RowWork *w)
+{
+	if (m != NULL && w->search)
+	{
+		m->clean[m->nclean].id = row_id(m, w->fp, w->new_text.body);
+		m->clean[m->nclean].row = row;
+		m->clean[m->nclean++].near = false;
+	}
+}
+
+/*
+ * Searches the table for a row of the load (the row's text body, or its fingerprint fp),
+ * as the trigger would with a policy that needs one near duplicate, in the targets that
+ * hold a page: whether one is there.
+ */
+static bool
+search_table(DedupeConfig *probe, const int *targets, int ntargets, Snapshot snapshot,
+			 uint64 fp, text *body)
+{
+	Found		found = {0};
+	NewText		nt = {body, {NULL, 0}};
+	int64		lsh[SIMHASH_LSH_BANDS];
+	int			nlsh = 0;
+	ArrayType  *keys = NULL;
+
+	if (body != NULL)
+	{
+		nt.set = simhash_text_shingles(body);
+		nlsh = simhash_shingle_lsh_keys(nt.set, lsh);
+		if (nlsh == 0)
+			return false;
+		keys = simhash_int8_array(lsh, nlsh);
+	}
+	for (int k = 0; k < ntargets && !found.any; k++)
+		search_target(probe, &probe->targets[targets[k]], fp, lsh, nlsh, keys, snapshot, NULL,
+					  InvalidOid, NULL, body != NULL ? &nt : NULL, &found);
+	return found.any;
+}
+
+/* The entry of the load with this id, or NULL. */
+static LoadEntry *
+find_id(const DedupeMemo *m, XXH128_hash_t id)
+{
+	size_t		lo = 0;
+	size_t		hi = m->nclean;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+		int			cmp = XXH128_cmp(&m->clean[mid].id, &id);
+
+		if (cmp == 0)
+			return &m->clean[mid];
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/*
+ * Under the load's locks, before it writes: ROW EXCLUSIVE on the table (a writer that
+ * holds the table lock takes no key; this waits for it to end), a snapshot that sees what
+ * committed meanwhile, and the table searched once for each distinct fingerprint or text
+ * of the load (a text read again from the load's first row with it, column q_text); the
+ * memo keeps the ids found clean, the ones it answers.
+ */
+void
+memo_load_search(DedupeMemo *m, DedupeConfig *c, Tuplestorestate *rows, TupleTableSlot *slot,
+				 AttrNumber q_text)
+{
+	DedupeConfig *probe = palloc(sizeof(DedupeConfig));
+	MemoryContext row_cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash load memo row",
+												  ALLOCSET_DEFAULT_SIZES);
+	int		   *targets = palloc(sizeof(int) * Max(c->ntargets, 1));
+	int			ntargets = 0;
+	size_t		n = 0;
+	Snapshot	snapshot;
+	uint64		next = 0;
+
+	LockRelationOid(c->root, RowExclusiveLock);
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	*probe = *c;
+	probe->policy = POLICY_SKIP;
+	probe->set_cache = NULL;
+	probe->set_cache_bytes = 0;
+	for (int t = 0; t < c->ntargets; t++)
+	{
+		Relation	rel = table_open(c->targets[t].relid, AccessShareLock);
+
+		if (RelationGetNumberOfBlocks(rel) > 0)
+			targets[ntargets++] = t;
+		table_close(rel, NoLock);
+	}
+	/* distinct ids, each with its first row; then in the order of those rows */
+	if (m->nclean > 0)
+		qsort(m->clean, m->nclean, sizeof(LoadEntry), compare_entry);
+	for (size_t i = 0; i < m->nclean; i++)
+		if (n == 0 || !XXH128_isEqual(m->clean[i].id, m->clean[n - 1].id))
+			m->clean[n++] = m->clean[i];
+	m->nclean = n;
+	if (ntargets > 0 && c->min_similarity == 0)
+		for (size_t i = 0; i < n; i++)
+		{
+			if ((i & 255) == 0)
+				CHECK_FOR_INTERRUPTS();
+			m->clean[i].near = search_table(probe, targets, ntargets, snapshot,
+											(uint64) m->clean[i].id.low64, NULL);
+		}
+	else if (ntargets > 0)
+	{
+		uint64	   *first = MemoryContextAllocHuge(CurrentMemoryContext, Max(n, 1) * sizeof(uint64));
+
+		for (size_t i = 0; i < n; i++)
+			first[i] = m->clean[i].row;
+		qsort(first, n, sizeof(uint64), compare_uint64);
+		tuplestore_rescan(rows);
+		for (uint64 j = 0; next < n && tuplestore_gettupleslot(rows, true, false, slot); j++)
+		{
+			MemoryContext old;
+			bool		isnull;
+			text	   *body;
+
+			if (j != first[next])
+				continue;
+			next++;
+			CHECK_FOR_INTERRUPTS();
+			old = MemoryContextSwitchTo(row_cxt);
+			body = DatumGetTextPP(slot_getattr(slot, q_text, &isnull));
+			find_id(m, row_id(m, 0, body))->near =
+				search_table(probe, targets, ntargets, snapshot, 0, body);
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(row_cxt);
+		}
+		pfree(first);
+	}
+	UnregisterSnapshot(snapshot);
+	MemoryContextDelete(row_cxt);
+	tuplestore_rescan(rows);
+	/* the clean ids only */
+	n = 0;
+	for (size_t i = 0; i < m->nclean; i++)
+		if (m->clean[i].near)
+			m->near_in_table++;
+		else
+			m->clean[n++] = m->clean[i];
+	m->distinct = m->nclean;
+	m->nclean = n;
+}
+
+/*
+ * Just before the load's INSERT: the memo becomes the statement's, with the command id
+ * and the write counts the first row must find. The command id is taken unused after an
+ * increment: SPI's own increment before the INSERT then leaves it, and the INSERT's
+ * executor marks it used before its first row. The memo before it is returned (given up:
+ * the load writes rows it does not hear of), for memo_load_end().
+ */
+DedupeMemo *
+memo_load_start(DedupeMemo *m, DedupeConfig *c)
+{
+	DedupeMemo *previous = memo;
+	const char *why;
+
+	if (previous != NULL && previous->root == c->root)
+		give_up(previous, "a load inside its statement");
+	memo = m;
+	if (m == NULL)
+		return previous;
+	CommandCounterIncrement();
+	m->cid = GetCurrentCommandId(false);
+	if (!unchanged(m, c, true, &why))
+		give_up(m, "its counts");
+	return previous;
+}
+
+/* After the load's INSERT (or its error): the memo goes, the one before comes back. */
+void
+memo_load_end(DedupeMemo *m, DedupeMemo *previous, const char *table, uint64 nrows)
+{
+	if (m != NULL && table != NULL)
+		ereport(DEBUG1,
+				(errmsg("simhash_dedupe_insert: %llu rows read; %zu distinct %s searched in \"%s\" before writing (%llu with a near duplicate there); %llu rows answered by the load's memo, %llu searched%s%s",
+						(unsigned long long) nrows, m->distinct,
+						m->min_similarity > 0 ? "texts" : "fingerprints", table,
+						(unsigned long long) m->near_in_table,
+						(unsigned long long) m->spared, (unsigned long long) m->searched,
+						m->given_up ? "; given up after " : "", m->given_up ? m->why : "")));
+	if (m != NULL)
+		MemoryContextDelete(m->cxt);
+	memo = previous;
+}
