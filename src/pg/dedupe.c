@@ -1,58 +1,26 @@
 /*
  * simhash_dedupe(): a BEFORE INSERT OR UPDATE row trigger that keeps near duplicates out of
- * a table, or links them to the row they duplicate.
+ * a table, or links them to the row they duplicate (docs/dedupe.md; dedupe.h maps the files).
  *
  *   CREATE TRIGGER docs_dedupe BEFORE INSERT OR UPDATE OF body ON docs FOR EACH ROW
  *       EXECUTE FUNCTION simhash_dedupe('body', 'fp', 'k=3', 'reject');
  *
- * Arguments: the text column, the key column, the limit, the policy (reject | skip | link),
- * for link the column that receives the primary key of the existing near duplicate, and,
- * last and only with a threshold, optionally 'sets=column': a bytea column where the
- * trigger stores each row's shingle set (stored_set_bytes() below), against which
- * candidates are then verified. Checked at CREATE TRIGGER too (dedupe_check.c). Two kinds
- * of limit (see parse_limit(): 'k=3' or 'similarity=0.8'; the older '3' and '0.8'):
- *   - a Hamming distance k (0..16): near duplicates are rows whose fingerprints lie within
- *     k bits; the key column is a bigint, filled with simhash(text) when it is NULL or the
- *     text changed, searched through the block indexes of simhash_create_index();
- *   - a similarity threshold (0.7..1): near duplicates are rows whose simhash_jaccard
- *     with the new text is at least the threshold; the key column is a bigint[] that the
- *     trigger always fills with simhash_lsh(text), searched through a GIN index on it
- *     (candidates: rows sharing a key), every candidate verified.
+ * Arguments (parse_*() in dedupe_config.c, checked at CREATE TRIGGER too): the text column;
+ * the key column (a bigint fingerprint with 'k=N', a bigint[] of LSH keys with
+ * 'similarity=T', or none with 'similarity=T' and a simhash_ops index on the text); the
+ * policy, reject | skip | link; for link the column that receives the near duplicate's
+ * primary key; last, optionally 'sets=column' (stored shingle sets).
  *
- * Concurrency. Before looking for near duplicates, the trigger takes transaction-scoped
- * advisory locks on the new row's lock keys, in ascending order: with a distance, those of
- * its fingerprint (core/locks.hpp: fingerprints within k bits always share a key); with a
- * threshold, its LSH keys (a row is a candidate exactly when it shares one). A concurrent writer of a near duplicate
- * holds one of those keys until it commits, so we wait for it and then see its row: the
- * search runs on a snapshot taken after the locks (plus CommandCounterIncrement, so rows
- * of the same statement count too). Under REPEATABLE READ and SERIALIZABLE, a near
- * duplicate that this newest snapshot sees but the transaction's snapshot does not was
- * committed (or updated) concurrently: reject reports it (23505) under REPEATABLE READ,
- * as a unique index would, and skip, link, and reject under SERIALIZABLE raise a
- * serialization failure (40001); never a silent duplicate. Writers of unrelated
- * fingerprints share a key only by chance.
- *
- * A transaction that writes many rows would hold many locks; past BULK_LOCKS of them on
- * one table (or half the budget below, if that is less), the trigger tries (without
- * waiting, so it cannot deadlock) to take SHARE ROW EXCLUSIVE on the table, which keeps
- * every other writer out; once it holds that lock, or the user took it (or SHARE, which
- * keeps writers out too) with LOCK TABLE before a bulk load, no advisory lock is needed.
- * If another writer keeps the table busy until this transaction has taken a quarter of
- * the shared lock table (lock_budget()), the trigger waits for the table lock. All this only for a role that LOCK TABLE would let
- * take that lock (UPDATE, DELETE or TRUNCATE on the table); any other keeps to advisory
- * locks and, past the budget, is refused (dedupe_locks.c).
- *
- * The search uses the block indexes of simhash_create_index() directly (one B-tree probe
- * per block value, through the planner's own choice of radii), or the GIN index of the LSH
- * keys (one bitmap scan); without them it reads the whole table, and says so in a NOTICE
- * once per session. Like a unique index, it sees every
- * row of the table, whatever the caller's privileges and row-level security policies; a
- * message shows the other row's key, distance or similarity only to callers allowed to
- * read its key, text and key columns (may_read_near_duplicate() in dedupe_search.c).
- *
- * The code is split by step (dedupe.h maps the files): this file holds the entry point,
- * the search of every target under the locks, and the policies; a row's keys are made in
- * dedupe_row.c.
+ * One row: its keys (dedupe_row.c); its lock keys taken as advisory locks in ascending
+ * order, or the table lock once a transaction has taken many (dedupe_locks.c: a concurrent
+ * writer of a near duplicate holds one of the keys until it commits, so we wait and then
+ * see its row); answer_row() below: the statement memo answers what it knows exactly
+ * (dedupe_memo.c), else the search on a snapshot taken after the locks, plus the
+ * statement's own rows (dedupe_search.c); under REPEATABLE READ and SERIALIZABLE a near
+ * duplicate the transaction's snapshot does not see is reported (23505) or makes a
+ * serialization failure (40001), never a silent duplicate; then the policy
+ * (dedupe_policy.c). Like a unique index, the search sees every row whatever the caller's
+ * privileges; a message names a row only to a caller who may read it.
  */
 #include "postgres.h"
 

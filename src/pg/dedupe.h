@@ -209,8 +209,10 @@ extern bool stored_set_of(Datum sd, SimhashShingleSet *set);
 /* the band keys of a keys column value, as the search reads them */
 extern bool lsh_band_keys(Datum d, int64 *keys);
 
-/* dedupe_policy.c: reject | skip | link, for the table and the view alike */
+/* dedupe_policy.c: which near duplicate wins, and reject | skip | link; table and view alike */
 extern void reject(DedupeConfig *c, Relation rel, Trigger *tg, const Found *found);
+extern bool candidate_wins(DedupeConfig *c, const Found *found, bool is_original,
+						   int distance, double similarity, Datum key);
 extern bool apply_policy(DedupeConfig *c, Relation rel, Trigger *tg, const Found *found,
 						 RowWork *w);
 
@@ -240,7 +242,7 @@ extern void memo_searched(DedupeConfig *c, Trigger *tg);
 extern void memo_written(DedupeConfig *c, Relation rel, RowWork *w, HeapTuple tuple,
 						 bool original, bool insert);
 extern DedupeMemo *memo_load_begin(DedupeConfig *c, Trigger *tg, uint64 nrows);
-extern void memo_load_add(DedupeMemo *m, uint64 row, const RowWork *w);
+extern void memo_load_add(DedupeMemo *m, uint64 row, uint64 fp, const text *body);
 extern void memo_load_search(DedupeMemo *m, DedupeConfig *c, Tuplestorestate *rows,
 							 TupleTableSlot *slot, AttrNumber q_text);
 extern DedupeMemo *memo_load_start(DedupeMemo *m, DedupeConfig *c);

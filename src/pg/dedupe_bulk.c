@@ -372,9 +372,13 @@ lock_rows(BulkLoad *l, DedupeMemo *m)
 	{
 		MemoryContext old = MemoryContextSwitchTo(row_cxt);
 		RowWork		w = {0};
+		bool		isnull;
+		Datum		body = slot_getattr(slot, l->q_text, &isnull);
 
 		CHECK_FOR_INTERRUPTS();
-		load_row_keys(l, slot, values, nulls, &w);
+		/* the keys, unless only the memo needs the row: then its text will do */
+		if (!table_locked || c->min_similarity == 0)
+			load_row_keys(l, slot, values, nulls, &w);
 		MemoryContextSwitchTo(old);
 		if (w.search && !table_locked)
 		{
@@ -382,7 +386,8 @@ lock_rows(BulkLoad *l, DedupeMemo *m)
 
 			add_keys(&ks, keys, row_lock_keys(c, w.fp, w.lsh, w.nlsh, keys));
 		}
-		memo_load_add(m, j, &w);
+		if (c->min_similarity > 0 ? !isnull : w.search)
+			memo_load_add(m, j, w.fp, c->min_similarity > 0 ? DatumGetTextPP(body) : NULL);
 		MemoryContextReset(row_cxt);
 	}
 	tuplestore_rescan(l->rows);

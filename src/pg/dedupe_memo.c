@@ -874,13 +874,13 @@ memo_load_begin(DedupeConfig *c, Trigger *tg, uint64 nrows)
 	return m;
 }
 
-/* The load's row number `row` (w: its keys, as the trigger will compute them). */
+/* The load's row number `row`: its fingerprint fp, or with a threshold its text body. */
 void
-memo_load_add(DedupeMemo *m, uint64 row, const RowWork *w)
+memo_load_add(DedupeMemo *m, uint64 row, uint64 fp, const text *body)
 {
-	if (m != NULL && w->search)
+	if (m != NULL)
 	{
-		m->clean[m->nclean].id = row_id(m, w->fp, w->new_text.body);
+		m->clean[m->nclean].id = row_id(m, fp, body);
 		m->clean[m->nclean].row = row;
 		m->clean[m->nclean++].near = false;
 	}

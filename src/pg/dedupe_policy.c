@@ -11,7 +11,37 @@
 #include "utils/builtins.h"
 #include "utils/rel.h"
 
+#include "capi/dedupe_rule_capi.h"
 #include "pg/dedupe.h"
+
+/* A near duplicate's closeness for the winner rule: its similarity, or minus its distance. */
+static double
+closeness(DedupeConfig *c, int distance, double similarity)
+{
+	return c->min_similarity > 0 ? similarity : -(double) distance;
+}
+
+/*
+ * Whether a candidate (an original or not, its distance or similarity, its key for link)
+ * beats the near duplicate found so far: the trigger's one rule (src/core/dedupe_rule.hpp:
+ * originals first, then the nearest or most similar), then for link the smallest key, so
+ * that the same row wins whatever order the rows are met in. The search of a table and the
+ * view's search both ask it.
+ */
+bool
+candidate_wins(DedupeConfig *c, const Found *found, bool is_original, int distance,
+			   double similarity, Datum key)
+{
+	int			preference;
+
+	if (!found->any)
+		return true;
+	preference = simhash_dedupe_prefer(is_original, closeness(c, distance, similarity),
+									   found->is_original,
+									   closeness(c, found->distance, found->similarity));
+	return preference < 0 ||
+		(preference == 0 && c->policy == POLICY_LINK && dedupe_key_before(c, key, found->key));
+}
 
 /*
  * Policy link would write into the caller's row the key of a row the caller may not read

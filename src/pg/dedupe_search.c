@@ -29,7 +29,6 @@
 #include "utils/rel.h"
 #include "utils/rls.h"
 
-#include "capi/dedupe_rule_capi.h"
 #include "capi/search_capi.h"
 #include "capi/similarity_capi.h"
 #include "pg/dedupe.h"
@@ -73,13 +72,6 @@ describe_key(DedupeConfig *c, DedupeTarget *t, TupleTableSlot *slot)
 }
 
 
-/* A near duplicate's closeness for the winner rule: its similarity, or minus its distance. */
-static double
-closeness(DedupeConfig *c, int distance, double similarity)
-{
-	return c->min_similarity > 0 ? similarity : -(double) distance;
-}
-
 /*
  * Considers one row of target t within k of the new fingerprint: raises a serialization
  * failure if the transaction may not see it, else keeps it if the policy prefers it.
@@ -90,7 +82,6 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 {
 	bool		is_original = true;
 	bool		better;
-	int			preference;
 	Datum		key = (Datum) 0;
 
 	/*
@@ -129,16 +120,7 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 		key = slot_getattr(slot, t->key_attnos[0], &isnull);
 	}
 
-	/*
-	 * The trigger's one rule (src/core/dedupe_rule.hpp), then (link) the smallest key: the
-	 * same row whatever order the rows are met in.
-	 */
-	preference = !found->any ? -1
-		: simhash_dedupe_prefer(is_original, closeness(c, distance, similarity),
-								found->is_original,
-								closeness(c, found->distance, found->similarity));
-	better = preference < 0 ||
-		(preference == 0 && c->policy == POLICY_LINK && dedupe_key_before(c, key, found->key));
+	better = candidate_wins(c, found, is_original, distance, similarity, key);
 	if (!better)
 		return;
 	found->any = true;

@@ -146,9 +146,9 @@ view_key_columns(const DedupeConfig *c)
 }
 
 /*
- * The query that finds the near duplicate the policy acts on: its key columns, whether it
- * is an original (link), and its distance or similarity; originals first, then the
- * nearest, then the smallest key. $1 is the new fingerprint, or the new text with the keys
+ * The query that finds the near duplicates: their key columns, whether each is an original
+ * (link), and its distance or similarity, in key order; view_search() picks the one the
+ * policy acts on by candidate_wins(). $1 is the new fingerprint, or the new text with the keys
  * in $2 and the threshold in $3. Every function and operator is schema-qualified, and every
  * function of the extension is called with exactly its declared argument types (the text
  * column, which may be varchar or char, is cast to text; the key column is bigint), so no
@@ -182,20 +182,19 @@ view_search_sql(DedupeConfig *c, Relation view, Relation root,
 		appendStringInfo(&sql,
 						 "%s.simhash_jaccard(t.%s::pg_catalog.text, $1) FROM %s t"
 						 " WHERE t.%s OPERATOR(pg_catalog.&&) $2"
-						 " AND %s.simhash_jaccard(t.%s::pg_catalog.text, $1) OPERATOR(pg_catalog.>=) $3"
-						 " ORDER BY %d DESC, %d DESC",
+						 " AND %s.simhash_jaccard(t.%s::pg_catalog.text, $1) OPERATOR(pg_catalog.>=) $3",
 						 ext, body, quote_qualified_identifier(get_namespace_name(RelationGetNamespace(root)),
 															   RelationGetRelationName(root)),
-						 key, ext, body, view_key_columns(c) + 1, view_key_columns(c) + 2);
+						 key, ext, body);
 	else
 		appendStringInfo(&sql,
-						 "%s.hamming(t.%s, $1) FROM %s t WHERE %s.simhash_near(t.%s, $1, %d) ORDER BY %d DESC, %d",
+						 "%s.hamming(t.%s, $1) FROM %s t WHERE %s.simhash_near(t.%s, $1, %d)",
 						 ext, key, quote_qualified_identifier(get_namespace_name(RelationGetNamespace(root)),
 															  RelationGetRelationName(root)),
-						 ext, key, c->k, view_key_columns(c) + 1, view_key_columns(c) + 2);
-	for (int i = 0; i < c->nkeys; i++)
-		appendStringInfo(&sql, ", %d", i + 1);
-	appendStringInfoString(&sql, " LIMIT 1");
+						 ext, key, c->k);
+	/* met in key order: of equally near rows, the first met (the smallest key) wins */
+	for (int i = 0; i < view_key_columns(c); i++)
+		appendStringInfo(&sql, "%s%d", i == 0 ? " ORDER BY " : ", ", i + 1);
 	return sql.data;
 }
 
@@ -305,7 +304,7 @@ view_search(DedupeConfig *c, RowWork *w, MemoryContext upper, Found *found)
 	Float8GetDatum(c->min_similarity)};
 	int			nargs = 1;
 	TupleDesc	desc;
-	HeapTuple	row;
+	HeapTuple	row = NULL;
 	bool		isnull;
 	MemoryContext spi;
 
@@ -315,18 +314,29 @@ view_search(DedupeConfig *c, RowWork *w, MemoryContext upper, Found *found)
 		values[0] = PointerGetDatum(w->new_text.body);
 		nargs = 3;
 	}
-	if (SPI_execute_with_args(c->search_sql, nargs, types, values, NULL, false, 1) != SPI_OK_SELECT)
+	if (SPI_execute_with_args(c->search_sql, nargs, types, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "simhash_dedupe: search failed");
-	if (SPI_processed == 0)
-		return;
 	desc = SPI_tuptable->tupdesc;
-	row = SPI_tuptable->vals[0];
-	found->any = true;
-	found->is_original = DatumGetBool(SPI_getbinval(row, desc, view_key_columns(c) + 1, &isnull));
-	if (c->min_similarity > 0)
-		found->similarity = DatumGetFloat8(SPI_getbinval(row, desc, view_key_columns(c) + 2, &isnull));
-	else
-		found->distance = DatumGetInt32(SPI_getbinval(row, desc, view_key_columns(c) + 2, &isnull));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	r = SPI_tuptable->vals[i];
+		bool		is_original = DatumGetBool(SPI_getbinval(r, desc, view_key_columns(c) + 1, &isnull));
+		Datum		near = SPI_getbinval(r, desc, view_key_columns(c) + 2, &isnull);
+		int			distance = c->min_similarity > 0 ? 0 : DatumGetInt32(near);
+		double		similarity = c->min_similarity > 0 ? DatumGetFloat8(near) : 0;
+		Datum		key = c->policy == POLICY_LINK ? SPI_getbinval(r, desc, 1, &isnull) : (Datum) 0;
+
+		if (!candidate_wins(c, found, is_original, distance, similarity, key))
+			continue;
+		row = r;
+		found->any = true;
+		found->is_original = is_original;
+		found->distance = distance;
+		found->similarity = similarity;
+		found->key = key;
+	}
+	if (!found->any)
+		return;
 	spi = MemoryContextSwitchTo(upper);
 	if (c->policy == POLICY_LINK)
 	{
