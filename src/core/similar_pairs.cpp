@@ -12,6 +12,7 @@
 #include <exception>
 #include <new>
 #include <stdexcept>
+#include <random>
 #include <thread>
 
 #include "core/clusters.hpp"
@@ -21,6 +22,7 @@
 #include "core/near_pairs.hpp"
 #include "core/similarity.hpp"
 #include "core/text_options.hpp"
+#include "core/token_hash.hpp"
 
 namespace simhash {
 
@@ -218,8 +220,10 @@ struct SliceChunks {
     chunks.push_back(Chunk{p, words, 0});
   }
 
-  // Shingles `text` (as shingle_set(text, kSimilarityShingle)) into the last chunk; returns
-  // the set's size, its chunk and offset there.
+  // Shingles `text` (as shingle_set(text, kSimilarityShingle)) into the slice's scratch
+  // buffer (reused from row to row: no fresh pages), sorts it there, and copies the
+  // distinct shingles, the set, to the end of the last chunk; returns the set's size, its
+  // chunk and offset there.
   std::size_t shingle(std::string_view text, Poll& poll, std::uint32_t& chunk, std::size_t& at) {
     TextOptions options;
     options.tokenizer = TokenizerKind::Char;
@@ -227,28 +231,14 @@ struct SliceChunks {
     options.weighting = Weighting::Binary;
     TextFingerprinter fp(options, /*collect=*/true);
     constexpr std::size_t kPiece = std::size_t{1} << 16;
-    const std::size_t first = fp.capacity_for(std::min(text.size(), kPiece));
-    if (chunks.empty() || chunks.back().cap - chunks.back().used < first) {
-      add_chunk(remaining + first);
-    }
-    fp.set_buffer(chunks.back().data + chunks.back().used,
-                  chunks.back().cap - chunks.back().used);
+    grow_scratch(fp.capacity_for(std::min(text.size(), kPiece)));
+    fp.set_buffer(scratch.get(), scratch_words);
     std::size_t pos = 0;
     while (pos < text.size()) {
       const std::size_t want = std::min(text.size() - pos, kPiece);
       if (fp.feed_limit() < want) {
-        // The row moves to a chunk of its own, twice the room at least; an old chunk it
-        // had alone is freed.
-        Chunk old = chunks.back();
-        const std::size_t words = std::max(2 * (old.cap - old.used), fp.capacity_for(want));
-        add_chunk(std::max(words, remaining + fp.capacity_for(want)));
-        Chunk& c = chunks.back();
-        std::memcpy(c.data, old.data + old.used, fp.size() * 8);
-        if (old.used == 0) {
-          std::free(old.data);
-          chunks.erase(chunks.end() - 2);
-        }
-        fp.set_buffer(chunks.back().data, chunks.back().cap);
+        grow_scratch(std::max(2 * scratch_words, fp.capacity_for(want)), fp.size());
+        fp.set_buffer(scratch.get(), scratch_words);
         continue;
       }
       fp.feed(text.data() + pos, want);
@@ -262,11 +252,38 @@ struct SliceChunks {
     // Sorted in slices, the poll asked between them (64 million features take seconds).
     fp.sort(poll);
     const std::size_t distinct = fp.distinct(nullptr, 0);
+    if (chunks.empty() || chunks.back().cap - chunks.back().used < distinct) {
+      add_chunk(std::max(distinct, remaining));
+    }
     Chunk& c = chunks.back();
+    std::memcpy(c.data + c.used, scratch.get(), distinct * 8);
     chunk = static_cast<std::uint32_t>(chunks.size() - 1);
     at = c.used;
     c.used += distinct;
+    // A huge row's buffer is not kept for the rows after it.
+    if (scratch_words > kScratchKept) {
+      scratch.reset();
+      scratch_words = 0;
+    }
     return distinct;
+  }
+
+ private:
+  static constexpr std::size_t kScratchKept = std::size_t{1} << 21;  // 16 MB
+  struct FreeDeleter {
+    void operator()(std::uint64_t* p) const noexcept { std::free(p); }
+  };
+  std::unique_ptr<std::uint64_t[], FreeDeleter> scratch;
+  std::size_t scratch_words = 0;
+
+  // The scratch buffer holds at least `words`, its first `keep` values kept.
+  void grow_scratch(std::size_t words, std::size_t keep = 0) {
+    if (scratch_words >= words) return;
+    auto* p = static_cast<std::uint64_t*>(std::malloc(words * 8));
+    if (p == nullptr) throw std::bad_alloc();
+    if (keep > 0) std::memcpy(p, scratch.get(), keep * 8);
+    scratch.reset(p);
+    scratch_words = words;
   }
 };
 
@@ -346,6 +363,7 @@ std::size_t SimilarPairs::memory_bytes() const noexcept {
          chunk_words_ * 8 + chunks_.capacity() * sizeof(SetChunk) + set_data_.capacity() * 8 +
          set_size_.capacity() * 4 +
          set_of_digest_.size() * 32 + set_of_digest_.bucket_count() * 8 +
+         row_of_text_.size() * 40 + row_of_text_.bucket_count() * 8 +
          member_ids_.capacity() * 8 + member_offsets_.capacity() * 4 + keys_.capacity() * 8 +
          band_entries_.capacity() * 16 + band_scratch_.capacity() * 16 + rep_fps_.capacity() * 8 + finder_workspace_.capacity() * 8 + finder_pairs_.capacity() * 12 +
          candidates_.capacity() * 8 + verified_pairs_.capacity() * 16 + parent_.capacity() * 4 +
@@ -354,137 +372,195 @@ std::size_t SimilarPairs::memory_bytes() const noexcept {
          where_.capacity() * 8;
 }
 
-void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, std::size_t n) {
-  if (phase_ != Phase::Adding) throw std::logic_error("rows added after the search began");
-  if (n == 0) return;
-  if (ids == nullptr || texts == nullptr) throw std::invalid_argument("null argument");
-  const std::size_t nrec = recipes_[0].lsh ? 0 : recipes_.size();
-  const bool lsh = recipes_[0].lsh;
-  // Each row's set: its chunk (in its slice's list) and offset there, and its size.
-  std::vector<std::uint32_t> row_chunk(n);
-  std::vector<std::size_t> row_at(n);
-  std::vector<std::size_t> row_size(n);
-  std::vector<std::int64_t> keys(lsh ? n * kLshBands : 0);
-  std::vector<std::uint64_t> fps(n * nrec);
-  std::vector<unsigned char> has_fp(n * nrec);
-  std::vector<std::uint64_t> digests(n);
-  std::vector<std::uint64_t> digests2(external_ ? n : 0);
-  const auto slices = static_cast<std::size_t>(threads_);
-  std::vector<SliceChunks> made(slices);
-  std::vector<std::size_t> slice_begin(slices + 1, n);
-  // Each row's work in pieces, the poll asked between them: a row of 25 million characters
-  // takes seconds.
-  run_parallel(threads_, n, kMinRowsPerThread, interrupt_,
+// One batch of add(): each row's set (its chunk, in its slice's list, and offset there, and
+// its size), keys, fingerprints and digests, and whether it repeats an earlier text.
+struct SimilarPairs::Batch {
+  static constexpr std::uint32_t kNew = 0xFFFFFFFFU;      // a text not met before
+  static constexpr std::uint64_t kEarlier = ~0ULL >> 1;  // copy_of: flag of an earlier batch's row
+  std::size_t n;
+  std::size_t nrec;
+  bool lsh;
+  std::vector<std::uint32_t> row_chunk;
+  std::vector<std::size_t> row_at;
+  std::vector<std::size_t> row_size;
+  std::vector<std::int64_t> keys;
+  std::vector<std::uint64_t> fps;
+  std::vector<unsigned char> has_fp;
+  std::vector<std::uint64_t> digests;
+  std::vector<std::uint64_t> digests2;
+  std::vector<XXH128_hash_t> text_digest;
+  // kNew; the batch's earlier row with the same text; or kEarlier + an index into row_ids_
+  std::vector<std::uint64_t> copy_of;
+  std::vector<std::uint32_t> row_index;  // where a row went in row_ids_ (kNew: left out)
+  std::vector<SliceChunks> made;
+  std::vector<std::size_t> slice_begin;
+  std::size_t first_chunk = 0;
+
+  Batch(std::size_t rows, std::size_t recipes, bool with_lsh, bool external, int threads)
+      : n(rows), nrec(recipes), lsh(with_lsh), row_chunk(rows), row_at(rows), row_size(rows),
+        keys(with_lsh ? rows * kLshBands : 0), fps(rows * recipes), has_fp(rows * recipes),
+        digests(rows), digests2(external ? rows : 0), text_digest(rows), copy_of(rows, kNew),
+        row_index(rows, kNew), made(static_cast<std::size_t>(threads)),
+        slice_begin(static_cast<std::size_t>(threads) + 1, rows) {}
+};
+
+// Marks the rows whose text an earlier row had, in this batch (compared byte for byte) or
+// before (by the seeded 128-bit digest): they are not shingled.
+void SimilarPairs::find_known_texts(const std::string_view* texts, Batch& b) {
+  if (text_seed_ == 0) text_seed_ = mix64(std::random_device{}() ^ (std::uint64_t{std::random_device{}()} << 32)) | 1;
+  std::unordered_map<std::uint64_t, std::uint32_t> first;  // in this batch
+  first.reserve(b.n);
+  for (std::size_t i = 0; i < b.n; ++i) {
+    const XXH128_hash_t d = XXH3_128bits_withSeed(texts[i].data(), texts[i].size(), text_seed_);
+    b.text_digest[i] = d;
+    if (auto it = row_of_text_.find(d.low64); it != row_of_text_.end() && it->second.high == d.high64) {
+      b.copy_of[i] = Batch::kEarlier + it->second.row;
+      continue;
+    }
+    auto [it, fresh] = first.emplace(d.low64, static_cast<std::uint32_t>(i));
+    if (!fresh && texts[it->second] == texts[i]) b.copy_of[i] = it->second;
+  }
+}
+
+// Each new text's set, digests, LSH keys and fingerprints, on the engine's threads, in
+// pieces with the poll asked between them (a row of 25 million characters takes seconds).
+void SimilarPairs::shingle_batch(const std::string_view* texts, Batch& b) {
+  run_parallel(threads_, b.n, kMinRowsPerThread, interrupt_,
                [&](std::size_t k, std::size_t begin, std::size_t end, Poll& poll) {
-    SliceChunks& out = made[k];
-    slice_begin[k] = begin;
-    for (std::size_t i = begin; i < end; ++i) out.remaining += texts[i].size();
+    SliceChunks& out = b.made[k];
+    b.slice_begin[k] = begin;
     for (std::size_t i = begin; i < end; ++i) {
-      const std::size_t size = out.shingle(texts[i], poll, row_chunk[i], row_at[i]);
-      row_size[i] = size;
+      if (b.copy_of[i] == Batch::kNew) out.remaining += texts[i].size();
+    }
+    for (std::size_t i = begin; i < end; ++i) {
+      if (b.copy_of[i] != Batch::kNew) continue;
+      const std::size_t size = out.shingle(texts[i], poll, b.row_chunk[i], b.row_at[i]);
+      b.row_size[i] = size;
       if (size == 0) continue;
-      const std::uint64_t* s = out.chunks[row_chunk[i]].data + row_at[i];
+      const std::uint64_t* s = out.chunks[b.row_chunk[i]].data + b.row_at[i];
       std::uint64_t d = set_digest_begin(size);
       std::uint64_t d2 = second_digest_begin(size);
       LshSketch sketch;
       in_pieces(size, poll, [&](std::size_t at, std::size_t m) {
         d = set_digest_add(d, s + at, m);
         if (external_) d2 = second_digest_add(d2, s + at, m);
-        if (lsh) sketch.add(s + at, m);
+        if (b.lsh) sketch.add(s + at, m);
       });
-      digests[i] = set_digest_end(d);
-      if (external_) digests2[i] = second_digest_end(d2);
-      if (lsh) sketch.keys_into(keys.data() + i * kLshBands);
-      for (std::size_t r = 0; r < nrec; ++r) {
-        const auto fp =
-            binary_fingerprint(texts[i], recipes_[r].tokenizer, recipes_[r].n, &poll);
-        has_fp[i * nrec + r] = fp.has_value();
-        fps[i * nrec + r] = fp.value_or(0);
+      b.digests[i] = set_digest_end(d);
+      if (external_) b.digests2[i] = second_digest_end(d2);
+      if (b.lsh) sketch.keys_into(b.keys.data() + i * kLshBands);
+      for (std::size_t r = 0; r < b.nrec; ++r) {
+        const auto fp = binary_fingerprint(texts[i], recipes_[r].tokenizer, recipes_[r].n, &poll);
+        b.has_fp[i * b.nrec + r] = fp.has_value();
+        b.fps[i * b.nrec + r] = fp.value_or(0);
       }
     }
   });
-  // The slices' chunks join the engine's (their order: slice by slice); each row's chunk
-  // becomes an index into chunks_.
-  const std::size_t first_chunk = chunks_.size();
-  {
-    std::size_t count = 0;
-    for (const SliceChunks& m : made) count += m.chunks.size();
-    chunks_.reserve(first_chunk + count);
-    std::size_t base = first_chunk;
-    std::size_t k = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      while (k + 1 < slices && i >= slice_begin[k + 1]) {
-        base += made[k].chunks.size();
-        ++k;
-      }
-      row_chunk[i] = static_cast<std::uint32_t>(base + row_chunk[i]);
+}
+
+// The slices' chunks join the engine's (slice by slice); each row's chunk becomes an index
+// into chunks_.
+void SimilarPairs::join_chunks(Batch& b) {
+  b.first_chunk = chunks_.size();
+  std::size_t count = 0;
+  for (const SliceChunks& m : b.made) count += m.chunks.size();
+  chunks_.reserve(b.first_chunk + count);
+  std::size_t base = b.first_chunk;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < b.n; ++i) {
+    while (k + 1 < b.made.size() && i >= b.slice_begin[k + 1]) {
+      base += b.made[k].chunks.size();
+      ++k;
     }
-    for (SliceChunks& m : made) {
-      for (const auto& c : m.chunks) {
-        chunks_.push_back(SetChunk{c.data, c.cap, 0});
-        chunk_words_ += c.cap;
+    b.row_chunk[i] = static_cast<std::uint32_t>(base + b.row_chunk[i]);
+  }
+  for (SliceChunks& m : b.made) {
+    for (const auto& c : m.chunks) {
+      chunks_.push_back(SetChunk{c.data, c.cap, 0});
+      chunk_words_ += c.cap;
+    }
+    m.chunks.clear();  // the engine's now
+  }
+}
+
+// The group of new row i's set: an identical set's, or a new group, its set squeezed down
+// in its chunk over the sets of rows that joined a group (the sets of a chunk are in row
+// order, so this never overwrites a set not yet looked at). A digest taken by another set
+// is probed further. (External mode: the same set is the same size and second digest; the
+// set of a group exported already is no longer here to compare.)
+std::uint32_t SimilarPairs::group_of_set(Batch& b, std::size_t i,
+                                         std::vector<std::pair<std::uint32_t, std::size_t>>& placed) {
+  const std::size_t size = b.row_size[i];
+  SetChunk& c = chunks_[b.row_chunk[i]];
+  const std::uint64_t* s = c.data + b.row_at[i];
+  for (std::uint64_t digest = b.digests[i];; digest = mix64(digest + 1)) {
+    auto it = set_of_digest_.find(digest);
+    if (it == set_of_digest_.end()) {
+      const auto group = static_cast<std::uint32_t>(groups());
+      if (groups() >= 0xFFFFFFFEULL) throw std::length_error("too many rows for one call");
+      set_of_digest_.emplace(digest, group);
+      if (external_) add_group_external(b.digests2[i], size);
+      std::uint64_t* to = c.data + c.used;
+      if (to != s) std::memmove(to, s, size * 8);
+      placed.emplace_back(b.row_chunk[i], c.used);
+      c.used += size;
+      set_data_.push_back(to);
+      set_size_.push_back(static_cast<std::uint32_t>(size));
+      if (b.lsh) {
+        keys_.insert(keys_.end(), b.keys.begin() + static_cast<std::ptrdiff_t>(i * kLshBands),
+                     b.keys.begin() + static_cast<std::ptrdiff_t>((i + 1) * kLshBands));
       }
-      m.chunks.clear();  // the engine's now
+      return group;
+    }
+    if (external_ ? set_size(it->second) == size && digest2_[it->second] == b.digests2[i]
+                  : set_size(it->second) == size &&
+                        std::memcmp(set_data(it->second), s, size * 8) == 0) {
+      return it->second;
     }
   }
-  // New groups of this batch: where their sets are once squeezed (chunk, offset).
+}
+
+// Each row into row_ids_ with its group and fingerprints (a text met before: the earlier
+// row's), or into other_ids_ without a character; the new texts remembered.
+void SimilarPairs::place_rows(const std::int64_t* ids, Batch& b) {
   std::vector<std::pair<std::uint32_t, std::size_t>> placed;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t size = row_size[i];
-    if (size == 0) {
-      // No character: left out, but its id still counts for the duplicate check.
-      other_ids_.push_back(ids[i]);
+  for (std::size_t i = 0; i < b.n; ++i) {
+    std::uint64_t from = b.copy_of[i];
+    std::size_t earlier = Batch::kNew;  // the row (of row_ids_) whose text this is
+    if (from >= Batch::kEarlier) {
+      earlier = static_cast<std::size_t>(from - Batch::kEarlier);
+    } else if (from != Batch::kNew) {
+      earlier = b.row_index[from];
+    }
+    if (from != Batch::kNew ? earlier == Batch::kNew : b.row_size[i] == 0) {
+      other_ids_.push_back(ids[i]);  // no character: its id counts for the duplicate check
       continue;
     }
     if (row_ids_.size() >= 0xFFFFFFFEULL) throw std::invalid_argument("too many rows for one call");
-    SetChunk& c = chunks_[row_chunk[i]];
-    const std::uint64_t* s = c.data + row_at[i];
-    // Identical sets share a group; a digest taken by another set is probed further.
-    // (External mode: the same set is the same size and second digest; the set of a group
-    // exported already is no longer here to compare.)
-    std::uint64_t digest = digests[i];
-    std::uint32_t group;
-    for (;;) {
-      auto it = set_of_digest_.find(digest);
-      if (it == set_of_digest_.end()) {
-        group = static_cast<std::uint32_t>(groups());
-        if (groups() >= 0xFFFFFFFEULL) throw std::length_error("too many rows for one call");
-        set_of_digest_.emplace(digest, group);
-        if (external_) add_group_external(digests2[i], size);
-        // Squeezed down over the sets of rows that joined a group (the sets of a chunk are
-        // in row order, so this never overwrites a set not yet looked at).
-        std::uint64_t* to = c.data + c.used;
-        if (to != s) std::memmove(to, s, size * 8);
-        placed.emplace_back(row_chunk[i], c.used);
-        c.used += size;
-        set_data_.push_back(to);
-        set_size_.push_back(static_cast<std::uint32_t>(size));
-        if (lsh) {
-          keys_.insert(keys_.end(), keys.begin() + static_cast<std::ptrdiff_t>(i * kLshBands),
-                       keys.begin() + static_cast<std::ptrdiff_t>((i + 1) * kLshBands));
-        }
-        break;
-      }
-      if (external_ ? set_size(it->second) == size && digest2_[it->second] == digests2[i]
-                    : set_size(it->second) == size &&
-                          std::memcmp(set_data(it->second), s, size * 8) == 0) {
-        group = it->second;
-        break;
-      }
-      digest = mix64(digest + 1);
-    }
+    b.row_index[i] = static_cast<std::uint32_t>(row_ids_.size());
     row_ids_.push_back(ids[i]);
-    row_set_.push_back(group);
-    for (std::size_t r = 0; r < nrec; ++r) {
-      // A text with characters has words and characters: a fingerprint for each recipe.
-      row_fps_.push_back(has_fp[i * nrec + r] ? fps[i * nrec + r] : 0);
+    if (from != Batch::kNew) {
+      row_set_.push_back(row_set_[earlier]);
+      for (std::size_t r = 0; r < b.nrec; ++r) row_fps_.push_back(row_fps_[earlier * b.nrec + r]);
+      continue;
+    }
+    row_set_.push_back(group_of_set(b, i, placed));
+    for (std::size_t r = 0; r < b.nrec; ++r) {
+      row_fps_.push_back(b.has_fp[i * b.nrec + r] ? b.fps[i * b.nrec + r] : 0);
+    }
+    if (!external_) {
+      row_of_text_.emplace(b.text_digest[i].low64, TextRow{b.text_digest[i].high64, b.row_index[i]});
     }
   }
-  // The new chunks trimmed to what they hold (the sets of this batch's new groups), the
-  // empty ones freed; a chunk that moved has its groups' pointers set again.
-  std::size_t kept = first_chunk;
-  std::vector<std::uint32_t> renumber(chunks_.size() - first_chunk);
-  for (std::size_t j = first_chunk; j < chunks_.size(); ++j) {
+  trim_chunks(b, placed);
+}
+
+// The batch's chunks trimmed to what they hold (the sets of its new groups), the empty
+// ones freed; a chunk that moved has its groups' pointers set again.
+void SimilarPairs::trim_chunks(Batch& b, const std::vector<std::pair<std::uint32_t, std::size_t>>& placed) {
+  std::size_t kept = b.first_chunk;
+  std::vector<std::uint32_t> renumber(chunks_.size() - b.first_chunk);
+  for (std::size_t j = b.first_chunk; j < chunks_.size(); ++j) {
     SetChunk c = chunks_[j];
     chunk_words_ -= c.cap;
     if (c.used == 0) {
@@ -499,15 +575,27 @@ void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, s
       }
     }
     chunk_words_ += c.cap;
-    renumber[j - first_chunk] = static_cast<std::uint32_t>(kept);
+    renumber[j - b.first_chunk] = static_cast<std::uint32_t>(kept);
     chunks_[kept++] = c;
   }
   chunks_.resize(kept);
   const std::size_t first_new = set_data_.size() - placed.size();
   for (std::size_t g = 0; g < placed.size(); ++g) {
     const auto [j, at] = placed[g];
-    set_data_[first_new + g] = chunks_[renumber[j - first_chunk]].data + at;
+    set_data_[first_new + g] = chunks_[renumber[j - b.first_chunk]].data + at;
   }
+}
+
+void SimilarPairs::add(const std::int64_t* ids, const std::string_view* texts, std::size_t n) {
+  if (phase_ != Phase::Adding) throw std::logic_error("rows added after the search began");
+  if (n == 0) return;
+  if (ids == nullptr || texts == nullptr) throw std::invalid_argument("null argument");
+  const bool lsh = recipes_[0].lsh;
+  Batch b(n, lsh ? 0 : recipes_.size(), lsh, external_, threads_);
+  find_known_texts(texts, b);
+  shingle_batch(texts, b);
+  join_chunks(b);
+  place_rows(ids, b);
 }
 
 void SimilarPairs::add_id(std::int64_t id) {
@@ -839,6 +927,7 @@ void SimilarPairs::go_external() {
     d2[s] = second_digest(set_data(static_cast<std::uint32_t>(s)), sizes[s]);
   }
   external_ = true;
+  row_of_text_ = {};  // the memory it held goes to the records
   for (std::size_t s = 0; s < g; ++s) add_group_external(d2[s], sizes[s]);
   export_base_ = 0;
   export_group_ = 0;

@@ -176,6 +176,15 @@ class SimilarPairs {
     double similarity;
   };
 
+  // add()'s steps: one batch's rows, as add() goes through them.
+  struct Batch;
+  void find_known_texts(const std::string_view* texts, Batch& b);
+  void shingle_batch(const std::string_view* texts, Batch& b);
+  void join_chunks(Batch& b);
+  std::uint32_t group_of_set(Batch& b, std::size_t i, std::vector<std::pair<std::uint32_t, std::size_t>>& placed);
+  void place_rows(const std::int64_t* ids, Batch& b);
+  void trim_chunks(Batch& b, const std::vector<std::pair<std::uint32_t, std::size_t>>& placed);
+
   void finish_adding();
   void prepare_band();
   void prepare_recipes();
@@ -230,6 +239,16 @@ class SimilarPairs {
   std::vector<std::uint32_t> set_size_;
   void free_chunks() noexcept;
   std::unordered_map<std::uint64_t, std::uint32_t> set_of_digest_;
+  // Texts already added: a 128-bit digest of the bytes, seeded with a secret of the engine
+  // (its low half the key, its high half compared) -> a row with that text (an index into
+  // row_ids_). A row of the same text takes that row's group and fingerprints without
+  // being shingled again. Not kept in external mode (within a batch only there).
+  struct TextRow {
+    std::uint64_t high;
+    std::uint32_t row;
+  };
+  std::unordered_map<std::uint64_t, TextRow> row_of_text_;
+  std::uint64_t text_seed_ = 0;
   // Members of each group, ascending ids: member_ids_[member_offsets_[s] ...].
   std::vector<std::int64_t> member_ids_;
   std::vector<std::uint32_t> member_offsets_;

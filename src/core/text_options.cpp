@@ -85,12 +85,57 @@ void ShingleCollector::token(const unsigned char* bytes, std::size_t len) noexce
     return;
   }
   const std::uint64_t* ascii = ascii_hashes();
-  for_each_char(bytes, len, [this, ascii](const unsigned char* c, std::size_t n) {
-    push(n == 1 && c[0] < 0x80 ? ascii[c[0]] : hash_bytes(c, n));
+  if (!batched()) {
+    for_each_char(bytes, len, [this, ascii](const unsigned char* c, std::size_t n) {
+      push(n == 1 && c[0] < 0x80 ? ascii[c[0]] : hash_bytes(c, n));
+    });
+    return;
+  }
+  std::uint64_t* held = batch_ + (n_ - 1);
+  for_each_char(bytes, len, [this, ascii, held](const unsigned char* c, std::size_t n) {
+    held[pending_++] = n == 1 && c[0] < 0x80 ? ascii[c[0]] : hash_bytes(c, n);
+    if (pending_ == kPending) flush();
   });
 }
 
+namespace {
+
+// Features of the values v[0..m + N - 1): combine() of each N consecutive ones from the
+// first, into out; N known to the compiler, so that the loop runs many at once.
+template <unsigned N>
+void shingle_run(const std::uint64_t* v, std::size_t m, std::uint64_t* out) noexcept {
+  for (std::size_t j = 0; j < m; ++j) out[j] = combine(v + j, N);
+}
+
+}  // namespace
+
+// The same features as push() a hash at a time: the feature of the t-th token (t >= n)
+// combines the n hashes ending with it, the window's last n - 1 and the pending ones.
+void ShingleCollector::flush() noexcept {
+  if (pending_ == 0) return;
+  const std::size_t n = n_;
+  for (std::size_t i = 0; i + 1 < n; ++i) batch_[i] = window_[i + 1];
+  // Tokens before the n-th make no feature: skip them.
+  const std::size_t skip = tokens_ + 1 >= n ? 0 : std::min<std::size_t>(pending_, n - 1 - tokens_);
+  std::size_t m = pending_ - skip;
+  if (m > capacity - size) {
+    overflow = true;
+    m = capacity - size;
+  }
+  const std::uint64_t* v = batch_ + skip;
+  if (n == 5) {
+    shingle_run<5>(v, m, data + size);
+  } else {
+    for (std::size_t j = 0; j < m; ++j) data[size + j] = combine(v + j, n_);
+  }
+  size += m;
+  tokens_ += pending_;
+  for (std::size_t i = 0; i < n; ++i) window_[i] = batch_[pending_ - 1 + i];
+  pending_ = 0;
+}
+
 void ShingleCollector::finish() noexcept {
+  flush();
   if (tokens_ > 0 && tokens_ < n_) {
     const auto k = static_cast<unsigned>(tokens_);
     add(combine(window_ + (n_ - k), k));
@@ -151,6 +196,7 @@ void TextFingerprinter::feed(const char* data, std::size_t size) {
   }
   if (size > feed_limit()) throw std::logic_error("feature buffer too small for this chunk");
   tokenizer_.feed(data, size, collector_);
+  collector_.flush();
 }
 
 void TextFingerprinter::token(const unsigned char* bytes, std::size_t len) {
@@ -160,6 +206,7 @@ void TextFingerprinter::token(const unsigned char* bytes, std::size_t len) {
     throw std::logic_error("feature buffer too small for this token");
   }
   collector_.token(bytes, len);
+  collector_.flush();
 }
 
 // Ends the text of a collecting fingerprinter (idempotent).

@@ -74,6 +74,9 @@ class ShingleCollector {
       : n_(static_cast<unsigned>(n)), chars_(chars), stream_(stream) {}
 
   void token(const unsigned char* bytes, std::size_t len) noexcept;
+  // Shingles the character hashes held back by token() (with chars, n > 1, no stream):
+  // after each feed, and before finish().
+  void flush() noexcept;
   void finish() noexcept;
 
   std::uint64_t* data = nullptr;
@@ -94,8 +97,15 @@ class ShingleCollector {
     }
   }
 
+  // The batched path: the last n - 1 hashes shingled, then the pending ones (not shingled
+  // yet), in one array, so that each feature is combine() of n consecutive values of it.
+  static constexpr std::size_t kPending = 64;
+  bool batched() const noexcept { return chars_ && !stream_ && n_ > 1; }
+
   std::uint64_t window_[kMaxShingle] = {};  // last n token hashes, oldest first
   std::uint64_t tokens_ = 0;
+  std::uint64_t batch_[kMaxShingle - 1 + kPending];  // the batched path (see flush())
+  std::size_t pending_ = 0;
   unsigned n_;
   bool chars_;
   bool stream_;
