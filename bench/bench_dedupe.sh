@@ -27,7 +27,9 @@
 #   --layouts L with a distance, the block layouts measured, comma-separated: default
 #               (simhash_create_index's choice), k+1 (k + 1 blocks) (default: default,k+1);
 #               with a threshold, gin (the trigger without stored sets) and gin+sets (with
-#               'sets=sets') (default: gin, and gin,gin+sets with --sets)
+#               'sets=sets'), simhash_ops (no keys column: the trigger's shorter form,
+#               simhash_dedupe('body', 'similarity=T', policy), with a simhash_ops GIN
+#               index on the text) (default: gin, and gin,gin+sets with --sets)
 #   --kinds K   the kinds of COPY measured, separated by ';' (default: all of them: 'no
 #               trigger', 'trigger, link', 'trigger, skip', 'bulk, link', 'bulk, skip', 'no
 #               trigger, unique rows', 'trigger, reject, unique rows', 'bulk, reject, unique
@@ -145,38 +147,41 @@ SQL
 
 # One COPY into a fresh table of the given layout and kind; records seconds and rows kept.
 copy_into() {
-    local layout=$1 kind=$2 round=$3 sets_arg=
+    local layout=$1 kind=$2 round=$3 sets_arg= fp_arg="'fp', "
     [[ ${layout} == 'gin, sets' ]] && sets_arg=", 'sets=sets'"
+    [[ ${layout} == 'simhash_ops' ]] && fp_arg=
     psql -v layout="${layout}" -v kind="${kind}" -v round="${round}" -v data="${data}" -v k="${k}" -v rows="${rows}" \
-        -v radius="${radius}" -v fp_expr="${fp_expr}" -v sets_arg="${sets_arg}" <<'SQL'
+        -v radius="${radius}" -v fp_expr="${fp_expr}" -v sets_arg="${sets_arg}" -v fp_arg="${fp_arg}" <<'SQL'
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS docs, made;
 RESET client_min_messages;
-SELECT CASE WHEN :'layout' LIKE 'gin%' THEN 'bigint[]' ELSE 'bigint' END AS fp_type \gset
-SELECT CASE WHEN :'kind' LIKE 'no trigger%'
+SELECT CASE WHEN :'layout' LIKE 'gin%' OR :'layout' = 'simhash_ops' THEN 'bigint[]' ELSE 'bigint' END AS fp_type \gset
+SELECT CASE WHEN :'kind' LIKE 'no trigger%' AND :'layout' <> 'simhash_ops'
             THEN format('fp %s GENERATED ALWAYS AS (%s) STORED', :'fp_type', :'fp_expr')
             ELSE format('fp %s', :'fp_type') END AS fp_column \gset
 CREATE TABLE docs (id bigint PRIMARY KEY, body text, :fp_column, dup_of bigint, sets bytea);
 SELECT CASE WHEN :'layout' LIKE 'gin%' THEN 'CREATE INDEX docs_fp ON docs USING gin (fp) WITH (fastupdate = off)'
+            WHEN :'layout' = 'simhash_ops' THEN 'CREATE INDEX docs_body ON docs USING gin (body simhash_ops) WITH (fastupdate = off)'
        ELSE format('CREATE TEMP TABLE made AS SELECT count(*) FROM simhash_create_index(''docs'', ''fp'', %s, %s)', :radius,
                    CASE WHEN :'layout' = 'default' THEN 'NULL' WHEN :'layout' = 'k + 1' THEN least(16, :radius + 1)::text
                         ELSE substring(:'layout' from '[0-9]+') END) END \gexec
 SELECT coalesce((SELECT format('%s (%s blocks)', :'layout', blocks) FROM simhash_layouts WHERE tbl = 'docs'::regclass),
+                CASE WHEN :'layout' = 'simhash_ops' THEN 'simhash_ops index on the text, no keys column' END,
                 'GIN index on simhash_lsh keys' || CASE WHEN :'sets_arg' <> '' THEN ', sets column' ELSE '' END) AS layout_name \gset
 -- The rows already there (--preload), untimed, before any trigger.
 SELECT CASE WHEN NOT EXISTS (SELECT FROM pre) THEN 'SELECT'
-            WHEN :'kind' LIKE 'no trigger%' THEN 'INSERT INTO docs (id, body) SELECT id, body FROM pre'
+            WHEN :'kind' LIKE 'no trigger%' OR :'layout' = 'simhash_ops' THEN 'INSERT INTO docs (id, body) SELECT id, body FROM pre'
             ELSE format('INSERT INTO docs (id, body, fp) SELECT id, body, %s FROM pre', :'fp_expr') END \gexec
 VACUUM ANALYZE docs;
 SELECT CASE :'kind'
-         WHEN 'trigger, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''link'', ''dup_of''%s)', :k, :'sets_arg')
-         WHEN 'trigger, skip' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''skip''%s)', :k, :'sets_arg')
-         WHEN 'trigger, reject, unique rows' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''reject''%s)', :k, :'sets_arg')
+         WHEN 'trigger, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', %s%L, ''link'', ''dup_of''%s)', :'fp_arg', :k, :'sets_arg')
+         WHEN 'trigger, skip' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', %s%L, ''skip''%s)', :'fp_arg', :k, :'sets_arg')
+         WHEN 'trigger, reject, unique rows' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', %s%L, ''reject''%s)', :'fp_arg', :k, :'sets_arg')
          ELSE 'SET client_min_messages = warning' END \gexec
 SELECT CASE :'kind'
-         WHEN 'bulk, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''link'', ''dup_of''%s)', :k, :'sets_arg')
-         WHEN 'bulk, skip' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''skip''%s)', :k, :'sets_arg')
-         WHEN 'bulk, reject, unique rows' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', ''fp'', %L, ''reject''%s)', :k, :'sets_arg')
+         WHEN 'bulk, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', %s%L, ''link'', ''dup_of''%s)', :'fp_arg', :k, :'sets_arg')
+         WHEN 'bulk, skip' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', %s%L, ''skip''%s)', :'fp_arg', :k, :'sets_arg')
+         WHEN 'bulk, reject, unique rows' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', %s%L, ''reject''%s)', :'fp_arg', :k, :'sets_arg')
          ELSE 'SET client_min_messages = warning' END \gexec
 DROP TABLE IF EXISTS staging;
 CHECKPOINT;
@@ -220,10 +225,11 @@ for l in "${wanted[@]}"; do
         k+1) layouts+=('k + 1') ;;
         gin) layouts+=(gin) ;;
         gin+sets) layouts+=('gin, sets') ;;
+        simhash_ops) layouts+=(simhash_ops) ;;
         *) die "unknown layout: ${l} (default or k+1; with a threshold, gin or gin+sets)" ;;
     esac
     if [[ ${k} == *.* ]]; then
-        [[ ${l} == gin* ]] || die "with a threshold the layouts are gin and gin+sets"
+        [[ ${l} == gin* || ${l} == simhash_ops ]] || die "with a threshold the layouts are gin, gin+sets and simhash_ops"
     else
         [[ ${l} != gin* ]] || die "with a distance the layouts are default and k+1"
     fi
@@ -256,7 +262,7 @@ measure_latency() {
     (cd "${bench_dir}" && "${PG_BIN}/pgbench" -n -c 1 -t "${inserts}" -f insert.sql -l >/dev/null)
     read -r p50 p99 < <(awk '{print $3}' "${bench_dir}"/pgbench_log.* | sort -n |
         awk '{v[NR] = $1} END {printf "%.3f %.3f\n", v[int(NR * 0.5 + 0.5)] / 1000, v[int(NR * 0.99 + 0.5)] / 1000}')
-    layout_name=$(psql -At -c "SELECT coalesce((SELECT format('%s (%s blocks)', '${layout}', blocks) FROM simhash_layouts WHERE tbl = 'docs'::regclass), 'GIN index on simhash_lsh keys$([[ ${layout} == 'gin, sets' ]] && echo ', sets column')')")
+    layout_name=$(psql -At -c "SELECT coalesce((SELECT format('%s (%s blocks)', '${layout}', blocks) FROM simhash_layouts WHERE tbl = 'docs'::regclass), $([[ ${layout} == simhash_ops ]] && echo "'simhash_ops index on the text, no keys column'," )'GIN index on simhash_lsh keys$([[ ${layout} == 'gin, sets' ]] && echo ', sets column')')")
     psql -c "INSERT INTO latency VALUES ('${layout_name}', '${kind}', ${p50}, ${p99})"
 }
 

@@ -17,6 +17,8 @@
 #                     This is the baseline that isolates reading and detoasting.
 #   md5(body)         the same, plus MD5 and a 32-character hex result
 #   simhash(body)     the same, plus the fingerprint (and nothing else: the database is UTF-8)
+#   simhash_lsh(body) the same, plus the shingle set and its 20 LSH keys (what the trigger
+#                     with a threshold and a simhash_ops index entry compute for a row)
 #   length(body)      for comparison with earlier reports: it counts characters, which is
 #                     work of its own, so it is not a pure detoasting baseline
 set -euo pipefail
@@ -105,7 +107,7 @@ CREATE TEMP TABLE timings (tbl text, fn text, ms float8);
 DO $$
 DECLARE
   r int; t text; f text;
-  exprs text[] := ARRAY['strpos(body, '''')', 'md5(body)', 'simhash(body)', 'length(body)'];
+  exprs text[] := ARRAY['strpos(body, '''')', 'md5(body)', 'simhash(body)', 'simhash_lsh(body)', 'length(body)'];
 BEGIN
   FOR t IN SELECT tbl FROM bench_tables ORDER BY ord LOOP
     -- warm-up: the table in shared buffers, the library loaded
@@ -139,7 +141,9 @@ SELECT s.tbl AS "table",
        round(m.ms::numeric, 1) AS md5_ms,
        round(h.ms::numeric, 1) AS simhash_ms,
        round(l.ms::numeric, 1) AS length_ms,
+       round(x.ms::numeric, 1) AS lsh_ms,
        round((h.ms / m.ms)::numeric, 2) AS "simhash/md5",
+       round((x.ms / m.ms)::numeric, 2) AS "simhash_lsh/md5",
        round(((h.ms - d.ms) / (m.ms - d.ms))::numeric, 2) AS "core simhash/md5",
        round((s.bytes / 1e6 / ((h.ms - d.ms) / 1000))::numeric) AS "simhash MB/s above detoast",
        round((s.bytes / 1e6 / ((m.ms - d.ms) / 1000))::numeric) AS "md5 MB/s above detoast",
@@ -150,6 +154,7 @@ JOIN medians d ON d.tbl = s.tbl AND d.fn = 'strpos'
 JOIN medians m ON m.tbl = s.tbl AND m.fn = 'md5'
 JOIN medians h ON h.tbl = s.tbl AND h.fn = 'simhash'
 JOIN medians l ON l.tbl = s.tbl AND l.fn = 'length'
+JOIN medians x ON x.tbl = s.tbl AND x.fn = 'simhash_lsh'
 ORDER BY s.ord;
 SQL
 } | if [[ -n ${out} ]]; then tee -a "${out}"; else cat; fi

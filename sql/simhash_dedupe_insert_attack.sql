@@ -172,6 +172,46 @@ COMMIT;
 SELECT (SELECT string_agg(id || coalesce('->' || dup_of, ''), ' ' ORDER BY id) FROM l_row) AS by_row,
        (SELECT string_agg(id || coalesce('->' || dup_of, ''), ' ' ORDER BY id) FROM l_load) AS by_load;
 
-DROP TABLE h_row, h_load, l_row, l_load, docs, src;
+-- The memo's state does not outlive its load (review of the statement memo, issue 33): a
+-- load refused before its INSERT (past the lock budget: INSERT only, so no table lock),
+-- caught by a savepoint, three times; and loads with no memo of their own (a threshold under
+-- row-level security) whose INSERT made the state of a memo of the table. Before, each left
+-- its memory context (and its C++ index) until the end of the transaction.
+CREATE TABLE m_src AS
+  SELECT i AS id, 'text ' || i || ' ' || md5(i::text) || ' ' || md5((i * 7)::text) || ' ' || md5((i * 11)::text) AS body
+  FROM generate_series(1, 1200) i;
+CREATE TABLE m_fail (id bigint PRIMARY KEY, body text, fp bigint);
+SELECT count(*) > 0 AS indexed FROM simhash_create_index('m_fail', 'fp', 3, blocks => 4);
+CREATE TRIGGER dedupe BEFORE INSERT ON m_fail FOR EACH ROW
+  EXECUTE FUNCTION simhash_dedupe('body', 'fp', 'k=3', 'skip');
+CREATE TABLE m_rls (id bigint PRIMARY KEY, body text, lsh bigint[]);
+CREATE INDEX ON m_rls USING gin (lsh) WITH (fastupdate = off);
+CREATE TRIGGER dedupe BEFORE INSERT ON m_rls FOR EACH ROW
+  EXECUTE FUNCTION simhash_dedupe('body', 'lsh', 'similarity=0.8', 'skip');
+ALTER TABLE m_rls ENABLE ROW LEVEL SECURITY;
+CREATE POLICY p ON m_rls USING (true) WITH CHECK (true);
+INSERT INTO m_rls (id, body) SELECT id, body FROM m_src WHERE id <= 300;
+GRANT INSERT ON m_fail TO regress_simhash_attack_writer;
+GRANT SELECT, INSERT, UPDATE ON m_rls TO regress_simhash_attack_writer;
+GRANT SELECT ON m_src TO regress_simhash_attack_writer;
+BEGIN;
+SET LOCAL ROLE regress_simhash_attack_writer;
+DO $$
+BEGIN
+  FOR i IN 1 .. 3 LOOP
+    BEGIN
+      PERFORM simhash_dedupe_insert('m_fail', 'SELECT id, body FROM m_src');
+    EXCEPTION WHEN OTHERS THEN
+      RAISE NOTICE 'load refused: %', SQLSTATE;
+    END;
+  END LOOP;
+END $$;
+SELECT simhash_dedupe_insert('m_rls', format('SELECT id + %s AS id, %L || body AS body FROM m_src', 10000 * g, 'load ' || g || ' ')) > 0 AS loaded
+FROM generate_series(1, 3) g;
+RESET ROLE;
+SELECT count(*) AS memos_left FROM pg_backend_memory_contexts WHERE name = 'simhash statement memo';
+ROLLBACK;
+
+DROP TABLE h_row, h_load, l_row, l_load, docs, src, m_src, m_fail, m_rls;
 DROP FUNCTION open_update(text, text), fetch_update(text), update_100(text), open_delete(text), fetch_at_2(text, bigint);
 DROP ROLE regress_simhash_attack_writer;

@@ -379,6 +379,9 @@ lock_rows(BulkLoad *l, DedupeMemo *m)
 		/* the keys, unless only the memo needs the row: then its text will do */
 		if (!table_locked || c->min_similarity == 0)
 			load_row_keys(l, slot, values, nulls, &w);
+		/* the text's digest here: a detoasted copy goes with the row's context */
+		if (c->min_similarity > 0 ? !isnull : w.search)
+			memo_load_add(m, j, w.fp, c->min_similarity > 0 ? DatumGetTextPP(body) : NULL);
 		MemoryContextSwitchTo(old);
 		if (w.search && !table_locked)
 		{
@@ -386,8 +389,6 @@ lock_rows(BulkLoad *l, DedupeMemo *m)
 
 			add_keys(&ks, keys, row_lock_keys(c, w.fp, w.lsh, w.nlsh, keys));
 		}
-		if (c->min_similarity > 0 ? !isnull : w.search)
-			memo_load_add(m, j, w.fp, c->min_similarity > 0 ? DatumGetTextPP(body) : NULL);
 		MemoryContextReset(row_cxt);
 	}
 	tuplestore_rescan(l->rows);

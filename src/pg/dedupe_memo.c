@@ -200,11 +200,15 @@ same_search(const DedupeMemo *m, const DedupeConfig *c)
 		m->text_attno == c->root_text_attno && m->fp_attno == c->root_fp_attno;
 }
 
-/* A new memo, not made yet, for the statement now running and c's trigger. */
+/*
+ * A new memo, not made yet, for the statement now running and c's trigger: a statement's
+ * in the transaction's context (the next statement drops it), a load's in the load's (an
+ * error before its INSERT, caught by a savepoint, frees it with the load).
+ */
 static DedupeMemo *
-memo_new(DedupeConfig *c)
+memo_new(DedupeConfig *c, MemoryContext parent)
 {
-	MemoryContext cxt = AllocSetContextCreate(TopTransactionContext, "simhash statement memo",
+	MemoryContext cxt = AllocSetContextCreate(parent, "simhash statement memo",
 											  ALLOCSET_SMALL_SIZES);
 	DedupeMemo *m = MemoryContextAllocZero(cxt, sizeof(DedupeMemo));
 	MemoryContextCallback *cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
@@ -798,7 +802,7 @@ memo_searched(DedupeConfig *c, Trigger *tg)
 	if (!c->indexed)
 		return;
 	if (m == NULL)
-		m = memo = memo_new(c);
+		m = memo = memo_new(c, TopTransactionContext);
 	m->searches++;
 	m->searched += made(m);
 	if (!made(m) && !m->given_up && !m->from_load && m->searches >= m->next_look)
@@ -859,7 +863,7 @@ memo_load_begin(DedupeConfig *c, Trigger *tg, uint64 nrows)
 
 	if (!c->indexed || (c->min_similarity > 0 && c->policy == POLICY_LINK && c->nkeys != 1))
 		return NULL;
-	m = memo_new(c);
+	m = memo_new(c, CurrentMemoryContext);
 	m->from_load = true;
 	if ((Size) nrows * sizeof(LoadEntry) > m->budget || !memo_can_serve(m, c, tg))
 	{
@@ -1065,6 +1069,9 @@ memo_load_end(DedupeMemo *m, DedupeMemo *previous, const char *table, uint64 nro
 						(unsigned long long) m->near_in_table,
 						(unsigned long long) m->spared, (unsigned long long) m->searched,
 						m->given_up ? "; given up after " : "", m->given_up ? m->why : "")));
+	/* a memo of the table the load's statement made without one of its own goes too */
+	if (memo != NULL && memo != m && memo != previous)
+		drop_memo();
 	if (m != NULL)
 		MemoryContextDelete(m->cxt);
 	memo = previous;

@@ -295,6 +295,9 @@ make_view_config(FunctionCallInfo fcinfo, TriggerData *td)
 	return c;
 }
 
+/* Rows of the view's search read at a time. */
+#define VIEW_SEARCH_BATCH 256
+
 /* Runs the search query (an SPI connection is open); the near duplicate into *found. */
 static void
 view_search(DedupeConfig *c, RowWork *w, MemoryContext upper, Found *found)
@@ -304,9 +307,11 @@ view_search(DedupeConfig *c, RowWork *w, MemoryContext upper, Found *found)
 	Float8GetDatum(c->min_similarity)};
 	int			nargs = 1;
 	TupleDesc	desc;
+	TupleDesc	best_desc = NULL;
 	HeapTuple	row = NULL;
 	bool		isnull;
 	MemoryContext spi;
+	Portal		portal;
 
 	if (c->min_similarity > 0)
 	{
@@ -314,27 +319,40 @@ view_search(DedupeConfig *c, RowWork *w, MemoryContext upper, Found *found)
 		values[0] = PointerGetDatum(w->new_text.body);
 		nargs = 3;
 	}
-	if (SPI_execute_with_args(c->search_sql, nargs, types, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "simhash_dedupe: search failed");
-	desc = SPI_tuptable->tupdesc;
-	for (uint64 i = 0; i < SPI_processed; i++)
+	/* read in batches: a family of near duplicates may be large */
+	portal = SPI_cursor_open_with_args(NULL, c->search_sql, nargs, types, values, NULL, false, 0);
+	for (;;)
 	{
-		HeapTuple	r = SPI_tuptable->vals[i];
-		bool		is_original = DatumGetBool(SPI_getbinval(r, desc, view_key_columns(c) + 1, &isnull));
-		Datum		near = SPI_getbinval(r, desc, view_key_columns(c) + 2, &isnull);
-		int			distance = c->min_similarity > 0 ? 0 : DatumGetInt32(near);
-		double		similarity = c->min_similarity > 0 ? DatumGetFloat8(near) : 0;
-		Datum		key = c->policy == POLICY_LINK ? SPI_getbinval(r, desc, 1, &isnull) : (Datum) 0;
+		SPI_cursor_fetch(portal, true, VIEW_SEARCH_BATCH);
+		if (SPI_processed == 0)
+			break;
+		desc = SPI_tuptable->tupdesc;
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			HeapTuple	r = SPI_tuptable->vals[i];
+			bool		is_original = DatumGetBool(SPI_getbinval(r, desc, view_key_columns(c) + 1, &isnull));
+			Datum		near = SPI_getbinval(r, desc, view_key_columns(c) + 2, &isnull);
+			int			distance = c->min_similarity > 0 ? 0 : DatumGetInt32(near);
+			double		similarity = c->min_similarity > 0 ? DatumGetFloat8(near) : 0;
+			Datum		key = c->policy == POLICY_LINK ? SPI_getbinval(r, desc, 1, &isnull) : (Datum) 0;
 
-		if (!candidate_wins(c, found, is_original, distance, similarity, key))
-			continue;
-		row = r;
-		found->any = true;
-		found->is_original = is_original;
-		found->distance = distance;
-		found->similarity = similarity;
-		found->key = key;
+			if (!candidate_wins(c, found, is_original, distance, similarity, key))
+				continue;
+			if (row != NULL)
+				heap_freetuple(row);
+			row = SPI_copytuple(r);	/* the best so far outlives its batch */
+			found->any = true;
+			found->is_original = is_original;
+			found->distance = distance;
+			found->similarity = similarity;
+			found->key = c->policy == POLICY_LINK ? SPI_getbinval(row, desc, 1, &isnull) : (Datum) 0;
+		}
+		if (best_desc == NULL && found->any)
+			best_desc = CreateTupleDescCopy(desc);
+		SPI_freetuptable(SPI_tuptable);
 	}
+	SPI_cursor_close(portal);
+	desc = best_desc;
 	if (!found->any)
 		return;
 	spi = MemoryContextSwitchTo(upper);
