@@ -208,6 +208,15 @@ simhash_status simhash_text_distinct(simhash_text_state* state, uint64_t* counts
   });
 }
 
+simhash_status simhash_text_collected(simhash_text_state* state, std::size_t* size, char* errbuf,
+                                      std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (size == nullptr) throw std::invalid_argument("null argument");
+    *size = text_of(state)->collected();
+    return SIMHASH_OK;
+  });
+}
+
 simhash_status simhash_text_sort(simhash_text_state* state, simhash_sort_state* sort,
                                  std::size_t work, int32_t* finished, char* errbuf,
                                  std::size_t errcap) noexcept {

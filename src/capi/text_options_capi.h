@@ -109,6 +109,13 @@ simhash_status simhash_text_distinct(simhash_text_state *state, uint64_t *counts
                                      size_t *distinct, char *errbuf,
                                      size_t errcap) SIMHASH_NOEXCEPT;
 
+/*
+ * Ends the text of a collecting state and leaves its features, unsorted, repeats included,
+ * in the first *size entries of the buffer (for an order-blind consumer: the LSH keys).
+ */
+simhash_status simhash_text_collected(simhash_text_state *state, size_t *size, char *errbuf,
+                                      size_t errcap) SIMHASH_NOEXCEPT;
+
 /* Room for a sort in slices (simhash::SlicedSort, src/core/weighted.hpp). */
 #define SIMHASH_SORT_STATE_WORDS 2400
 typedef struct simhash_sort_state {

@@ -257,6 +257,12 @@ std::optional<std::uint64_t> TextFingerprinter::fingerprint(const DfTable* df) {
   return weighted_fingerprint(collector_.data, collector_.size, options_.weighting, df, sorted_);
 }
 
+std::size_t TextFingerprinter::collected() {
+  if (!needs_buffer()) throw std::logic_error("collected() needs a collecting fingerprinter");
+  end();
+  return collector_.size;
+}
+
 std::size_t TextFingerprinter::distinct(std::uint64_t* counts, std::size_t counts_cap) {
   if (!needs_buffer()) throw std::logic_error("distinct() needs a collecting fingerprinter");
   end();

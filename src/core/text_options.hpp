@@ -163,6 +163,10 @@ class TextFingerprinter {
   // do); std::invalid_argument otherwise. counts may be null: no numbers (the shingle sets
   // of the similarity functions need none). Only when needs_buffer().
   std::size_t distinct(std::uint64_t* counts, std::size_t counts_cap);
+  // Ends the text and returns how many features the buffer holds, unsorted, repeats
+  // included: for a consumer that needs no order, such as a MinHash sketch (a minimum
+  // does not care about order or repeats). Only when needs_buffer().
+  std::size_t collected();
 
   // Number of features (occurrences) of the text, after fingerprint() or distinct().
   std::uint64_t features() const noexcept { return features_; }

@@ -30,6 +30,8 @@ extern bool simhash_shingle_jaccard(SimhashShingleSet a, SimhashShingleSet b, do
  * into keys; returns their number.
  */
 extern int	simhash_shingle_lsh_keys(SimhashShingleSet set, int64 *keys);
+/* the same keys from a text, its shingles not sorted */
+extern int	simhash_text_lsh_keys(text *body, int64 *keys);
 
 /* values[0..n) as a bigint[] (empty for none): LSH keys, shingle sets. */
 extern ArrayType *simhash_int8_array(const int64 *values, int n);

@@ -128,12 +128,10 @@ simhash_jaccard_distance(PG_FUNCTION_ARGS)
 static Datum *
 lsh_key_datums(text *body, int32 *nkeys)
 {
-	SimhashShingleSet set = simhash_text_shingles(body);
 	int64		keys[SIMHASH_LSH_BANDS];
-	int			n = simhash_shingle_lsh_keys(set, keys);
+	int			n = simhash_text_lsh_keys(body, keys);
 	Datum	   *datums = NULL;
 
-	pfree((void *) set.data);
 	if (n > 0)
 	{
 		datums = palloc(sizeof(Datum) * n);
