@@ -134,7 +134,9 @@ int main(int argc, char** argv) {
         }
       }
       for (;;) {
-        const std::size_t got = engine.next(buf.data(), buf.size(), 20000);
+        // the work per call of the extension (VERIFY_WORK in src/pg/similar_pairs.c): the
+        // verification of a call is what the threads share
+        const std::size_t got = engine.next(buf.data(), buf.size(), std::size_t{1} << 22);
         for (std::size_t k = 0; out != nullptr && k < got; ++k) {
           std::fprintf(out, "%lld\t%lld\t%.6f\n", static_cast<long long>(buf[k].id1),
                        static_cast<long long>(buf[k].id2), buf[k].similarity);

@@ -808,11 +808,20 @@ void SimilarPairs::verify_candidates() {
   std::size_t t = static_cast<std::size_t>(threads_);
   t = std::min(t, std::max<std::size_t>(1, n / kMinPairsPerThread));
   std::vector<std::vector<SetPair>> found(t);
+  // The threads take the candidates a small run at a time: a run's sets may be far larger
+  // than another's (one family of long texts), and equal halves left a thread idle.
+  constexpr std::size_t kRun = 64;
+  std::atomic<std::size_t> taken{0};
   run_parallel(static_cast<int>(t), n, 0, interrupt_,
-               [&](std::size_t k, std::size_t begin, std::size_t end, Poll& poll) {
+               [&](std::size_t k, std::size_t, std::size_t, Poll& poll) {
     auto& out = found[k];
     const std::size_t skip = recipes_[0].lsh ? kLshBands : 0;
-    for (std::size_t c = begin; c < end; ++c) {
+    for (std::size_t c = 0, end = 0;; ++c) {
+      if (c == end) {
+        c = taken.fetch_add(kRun);
+        if (c >= n) break;
+        end = std::min(n, c + kRun);
+      }
       const auto [a, b] = candidates_[c];
       const std::size_t na = set_size(a);
       const std::size_t nb = set_size(b);
