@@ -1,7 +1,6 @@
 /*
  * What the files of the simhash_dedupe() trigger share (nothing else includes this). The
- * design is in the comment at the top of dedupe.c. The path of a row written, and the file
- * of each step:
+ * path of a row written, and the file of each step:
  *
  *   trigger arguments -> DedupeConfig, once per statement: the columns,     dedupe_config.c
  *     the limit, the policy, the primary key, the relations searched (the
@@ -10,35 +9,24 @@
  *   row -> RowWork: its fingerprint or LSH keys, the columns it gets        dedupe_row.c
  *   keys -> lock keys -> advisory locks, or the table lock once one         dedupe_locks.c
  *     transaction has taken many
- *   the answerers, in order (answer_row()): the load's filter and the      dedupe.c
- *     table filter, the load's plan and the table index, each answering
- *     only what it knows exactly; then the search:
- *   a snapshot taken after the locks -> each target searched (block         dedupe_search.c
+ *   answer_row(): the statement memo first, which answers what it knows     dedupe.c
+ *     exactly (a filter of fingerprints or an index of keys and sets,       dedupe_memo.c
+ *     seeded from the table by a long statement under the table lock or
+ *     by a load's search of its distinct texts; one guard);
+ *   else a snapshot taken after the locks -> each target searched (block    dedupe_search.c
  *     indexes, GIN index of the keys or simhash_ops of the text, or the
  *     whole table) -> candidates checked -> Found, the near duplicate the
- *     policy acts on; which one wins: src/core/dedupe_rule.hpp
- *   Found -> policy: reject | skip | link                                   dedupe_policy.c
+ *     policy acts on
+ *   which one wins: candidate_wins(), on src/core/dedupe_rule.hpp;          dedupe_policy.c
+ *     Found -> policy: reject | skip | link
  *
- * On a view (INSTEAD OF INSERT, for Citus) the same steps, with one SPI    dedupe_view.c
- * query for the search and an INSERT into the table.
- *
+ * On a view (INSTEAD OF INSERT, for Citus) the same steps, with an SPI     dedupe_view.c
+ * query for the candidates and an INSERT into the table.
  * CREATE TRIGGER ... simhash_dedupe(...): the arguments checked at once,   dedupe_check.c
  * by an event trigger, with the same functions as at run time.
- *
- * simhash_dedupe_insert(table, query): a bulk load that reads its rows,    dedupe_bulk.c
- * takes all their lock keys at once in one order, then inserts them
- * (the trigger checks each row, with the keys already held); with a
- * distance, it searches the table for its fingerprints before writing,
- * and the trigger skips the search of rows that provably need none; with
- * a threshold, the all-pairs engine's pairs among its distinct texts and
- * a search of the table once a text (the load's plan) answer the trigger
- * in place of its search wherever they decide it.
- *
- * A long statement (COPY, INSERT ... SELECT) under the table lock: with a  dedupe_table_filter.c
- * distance, the table's fingerprints read once from a block index into
- * memory, and rows with none within k written without a search; with a
- * threshold, the table's keys and sets read once (the table index), which
- * answers each row as the search would.
+ * simhash_dedupe_insert(table, query): a bulk load that takes all its      dedupe_bulk.c
+ * rows' lock keys at once in one order, seeds the memo, then inserts them
+ * with one INSERT (the trigger checks each row, its keys already held).
  *
  * Every path against the plain search, row for row: the pg_regress file
  * simhash_dedupe_equivalence.
@@ -192,7 +180,7 @@ extern Trigger *keyed_arguments(Trigger *tg);
 /* the secret that keys the lock keys */
 extern void load_lock_secret(DedupeConfig *c, Oid nsp);
 /* writes a shortcut could not hear of (other triggers on INSERT) */
-extern bool filter_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn);
+extern bool memo_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn);
 /* whether the caller may read a near duplicate's key (link, messages) */
 extern bool may_read_near_duplicate(DedupeConfig *c);
 /* a < b in the primary key's order (link's tie-break; false without one) */

@@ -874,10 +874,10 @@ dedupe_key_before(DedupeConfig *c, Datum a, Datum b)
 }
 
 /*
- * True when a shortcut (the table filter and index, the load's filter and plan) could be
- * wrong about a row of some table the rows may go to (the table, or each partition): they know the rows the simhash_dedupe trigger named
- * ours writes and the table as it was searched before writing, and answer for that
- * trigger's search alone. So they stay off (every row searched, as by the trigger alone)
+ * True when the statement memo (dedupe_memo.c) could be wrong about a row of some table
+ * the rows may go to (the table, or each partition): it knows the rows the simhash_dedupe
+ * trigger named ours writes and the table as it was read or searched, and answers for that
+ * trigger's search alone. So it stays off (every row searched, as by the trigger alone)
  * when, on the table or on one of the tables its rows go to:
  * - that trigger is missing or disabled, or has a WHEN condition (its rows, or some of
  *   them, would not reach them: a row written past the trigger is a near duplicate its
@@ -890,7 +890,7 @@ dedupe_key_before(DedupeConfig *c, Datum a, Datum b)
  *   keys) only check.
  */
 bool
-filter_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn)
+memo_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn)
 {
 	bool		unsafe = false;
 

@@ -173,8 +173,8 @@ may_lock_table(DedupeConfig *c)
 }
 
 /*
- * True when the current user may have the table read whole for it: a table filter or
- * index (dedupe_table_filter.c), whose making reads every row of the table, the rows it
+ * True when the current user may have the table read whole for it: a statement memo
+ * of the table (dedupe_memo.c), whose making reads every row of the table, the rows it
  * cannot see included, and logs how many (DEBUG1). holds_table() alone is not enough: a
  * role without SELECT takes SHARE ROW EXCLUSIVE by other routes than LOCK TABLE, with
  * REFERENCES (a foreign key to the table) or TRIGGER (CREATE TRIGGER on it). Allowed when

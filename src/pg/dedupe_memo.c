@@ -393,7 +393,7 @@ memo_can_serve(DedupeMemo *m, DedupeConfig *c, Trigger *tg)
 	const char *why;
 
 	if ((c->min_similarity > 0 && c->policy == POLICY_LINK && !link_key_ok(m, c)) ||
-		!same_trigger_everywhere(c, tg) || filter_unsafe(c, tg->tgname, tg->tgfoid) ||
+		!same_trigger_everywhere(c, tg) || memo_unsafe(c, tg->tgname, tg->tgfoid) ||
 		!unchanged(m, c, true, &why))
 		return false;
 	if (c->min_similarity > 0)

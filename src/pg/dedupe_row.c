@@ -1,6 +1,6 @@
 /*
  * What a row is to the simhash_dedupe trigger, below every path that answers for it (the
- * search, the table filter and index, the bulk load's filter and plan, the view): its text,
+ * search, the statement memo, the bulk load, the view): its text,
  * its fingerprint or LSH keys and shingle set (row_keys()), the columns the trigger sets in
  * it, its stored shingle set (the sets column's format), a keys column value read as band
  * keys.
