@@ -217,6 +217,14 @@ simhash_status simhash_text_collected(simhash_text_state* state, std::size_t* si
   });
 }
 
+simhash_status simhash_text_drain(simhash_text_state* state, char* errbuf,
+                                  std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    text_of(state)->drain();
+    return SIMHASH_OK;
+  });
+}
+
 simhash_status simhash_text_sort(simhash_text_state* state, simhash_sort_state* sort,
                                  std::size_t work, int32_t* finished, char* errbuf,
                                  std::size_t errcap) noexcept {

@@ -116,6 +116,14 @@ simhash_status simhash_text_distinct(simhash_text_state *state, uint64_t *counts
 simhash_status simhash_text_collected(simhash_text_state *state, size_t *size, char *errbuf,
                                       size_t errcap) SIMHASH_NOEXCEPT;
 
+/*
+ * Forgets the features collected so far (after an order-blind consumer took the
+ * simhash_text_size() of them at the start of the buffer); the next feed starts the buffer
+ * again. Before the end of the text only.
+ */
+simhash_status simhash_text_drain(simhash_text_state *state, char *errbuf,
+                                  size_t errcap) SIMHASH_NOEXCEPT;
+
 /* Room for a sort in slices (simhash::SlicedSort, src/core/weighted.hpp). */
 #define SIMHASH_SORT_STATE_WORDS 2400
 typedef struct simhash_sort_state {

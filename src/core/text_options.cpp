@@ -263,6 +263,11 @@ std::size_t TextFingerprinter::collected() {
   return collector_.size;
 }
 
+void TextFingerprinter::drain() {
+  if (!needs_buffer() || sorting_ || ended_) throw std::logic_error("drain() needs a collecting fingerprinter, before its end");
+  collector_.size = 0;
+}
+
 std::size_t TextFingerprinter::distinct(std::uint64_t* counts, std::size_t counts_cap) {
   if (!needs_buffer()) throw std::logic_error("distinct() needs a collecting fingerprinter");
   end();

@@ -167,6 +167,10 @@ class TextFingerprinter {
   // included: for a consumer that needs no order, such as a MinHash sketch (a minimum
   // does not care about order or repeats). Only when needs_buffer().
   std::size_t collected();
+  // Forgets the features collected so far (an order-blind consumer took them), keeping
+  // what the next ones depend on (the last tokens): the buffer then holds only what the
+  // next feed() adds. Not while sorting (std::logic_error).
+  void drain();
 
   // Number of features (occurrences) of the text, after fingerprint() or distinct().
   std::uint64_t features() const noexcept { return features_; }

@@ -307,48 +307,67 @@ simhash_int8_array(const int64 *values, int n)
 	return result;
 }
 
+/* Bytes of text shingled and folded into the LSH sketch at a time (simhash_text_lsh_keys). */
+#define LSH_PIECE_BYTES 8192
+
 /*
  * The LSH keys of a text (simhash_shingle_lsh_keys() of simhash_text_shingles()), without
- * sorting its shingles: a MinHash minimum does not care about order or repeats, so the
- * shingles as collected give the same keys for a third less work. How many (0: a text
- * without characters).
+ * keeping its shingle set: a MinHash minimum does not care about order or repeats, so the
+ * shingles of each piece of the text, as they come, are folded into the sketch and
+ * forgotten; the same keys, a buffer the size of a piece's shingles (kept for the
+ * session). How many (0: a text without characters).
  */
 int
 simhash_text_lsh_keys(text *body, int64 *keys)
 {
+	static uint64 *buffer = NULL;
+	static size_t capacity = 0;
 	simhash_text_options options;
 	simhash_text_state state;
-	SimhashFeatureBuffer buffer;
 	simhash_lsh_state lsh;
 	const char *data;
 	size_t		len;
 	size_t		n;
 	size_t		nkeys = 0;
+	size_t		need;
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
 	options.tokenizer = SIMHASH_TOKENIZER_CHAR;
 	options.n = SIMHASH_SIMILARITY_SHINGLE;
 	options.weighting = SIMHASH_WEIGHTING_BINARY;
 	options.min_features = 1;
-	simhash_pg_text_begin(&state, &options, true, &buffer);
-	data = simhash_text_utf8(body, &len);
-	simhash_pg_text_feed(&state, &buffer, data, len);
-	simhash_text_reserve(&state, &buffer, 0);
-	simhash_check_status(simhash_text_collected(&state, &n, errbuf, sizeof(errbuf)), errbuf);
-	simhash_lsh_begin(&lsh);
-	for (size_t done = 0; done < n;)
+	simhash_check_status(simhash_text_begin(&state, &options, 1, errbuf, sizeof(errbuf)), errbuf);
+	need = simhash_text_capacity_for(&state, LSH_PIECE_BYTES);
+	if (capacity < need)
 	{
-		size_t		m = Min(n - done, SHINGLES_PER_CHECK);
+		uint64	   *grown = MemoryContextAlloc(TopMemoryContext, need * sizeof(uint64));
 
-		simhash_lsh_add(&lsh, buffer.data + done, m);
+		if (buffer != NULL)
+			pfree(buffer);
+		buffer = grown;
+		capacity = need;
+	}
+	simhash_check_status(simhash_text_set_buffer(&state, buffer, capacity, errbuf, sizeof(errbuf)),
+						 errbuf);
+	data = simhash_text_utf8(body, &len);
+	simhash_lsh_begin(&lsh);
+	for (size_t done = 0; done < len;)
+	{
+		size_t		m = Min(len - done, (size_t) LSH_PIECE_BYTES);
+
+		simhash_check_status(simhash_text_feed(&state, data + done, m, errbuf, sizeof(errbuf)),
+							 errbuf);
+		simhash_lsh_add(&lsh, buffer, simhash_text_size(&state));
+		simhash_check_status(simhash_text_drain(&state, errbuf, sizeof(errbuf)), errbuf);
 		done += m;
-		if (done < n)
+		if ((done & 0xFFFF) < LSH_PIECE_BYTES)
 			CHECK_FOR_INTERRUPTS();
 	}
+	simhash_check_status(simhash_text_collected(&state, &n, errbuf, sizeof(errbuf)), errbuf);
+	simhash_lsh_add(&lsh, buffer, n);
 	simhash_check_status(simhash_lsh_end(&lsh, keys, SIMHASH_LSH_BANDS, &nkeys, errbuf,
 										 sizeof(errbuf)),
 						 errbuf);
-	pfree(buffer.data);
 	return (int) nkeys;
 }
 
