@@ -12,6 +12,7 @@
 
 #include "capi/similarity_capi.h"
 #include "core/similarity.hpp"
+#include "core/text_options.hpp"
 
 namespace simhash {
 namespace {
@@ -190,6 +191,36 @@ TEST(MinHash, PiecesGiveTheKeysAndDigestOfTheWholeSet) {
   char err[128];
   ASSERT_EQ(simhash_lsh_end(&state, nullptr, 0, &nkeys, err, sizeof err), SIMHASH_OK);
   EXPECT_EQ(nkeys, 0u);
+}
+
+// simhash_lsh(text) folds each piece's shingles as they come (unsorted, repeats
+// included) and drains them (src/pg/similarity.c): the keys of the text's shingle set, for
+// any piece size, through the text's own word and multi-byte boundaries.
+TEST(MinHash, DrainedShinglesGiveTheKeysOfTheSet) {
+  const std::string texts[] = {
+      "", "a", "abcd", "The quick brown fox jumps over the lazy dog, the lazy dog sleeps.",
+      "日本語のテキストは空白なしで書かれる。日本語のテキスト。", "Ünïcödé wörds — and ASCII ones; ÆØÅ æøå",
+      std::string(3000, 'x') + " tail words " + std::string(500, 'y')};
+  for (const std::string& text : texts) {
+    const auto want = lsh_keys(text);
+    for (std::size_t piece : {std::size_t{1}, std::size_t{5}, std::size_t{64}, std::size_t{8192}}) {
+      TextOptions options;
+      options.tokenizer = TokenizerKind::Char;
+      options.n = kSimilarityShingle;
+      options.weighting = Weighting::Binary;
+      TextFingerprinter fp(options, /*collect=*/true);
+      std::vector<std::uint64_t> buffer(fp.capacity_for(piece));
+      fp.set_buffer(buffer.data(), buffer.size());
+      LshSketch sketch;
+      for (std::size_t at = 0; at < text.size(); at += piece) {
+        fp.feed(text.data() + at, std::min(piece, text.size() - at));
+        sketch.add(buffer.data(), fp.size());
+        fp.drain();
+      }
+      sketch.add(buffer.data(), fp.collected());
+      ASSERT_EQ(sketch.keys(), want) << text.substr(0, 20) << " " << piece;
+    }
+  }
 }
 
 }  // namespace
