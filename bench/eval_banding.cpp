@@ -24,29 +24,11 @@
 #include "core/minhash.hpp"
 #include "core/similarity.hpp"
 
+#include "copy_text.hpp"
+
 namespace {
 
-bool unescape(std::string_view in, std::string& out) {
-  out.clear();
-  if (in == "\\N") return false;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    char c = in[i];
-    if (c == '\\' && i + 1 < in.size()) {
-      const char e = in[++i];
-      switch (e) {
-        case 't': c = '\t'; break;
-        case 'n': c = '\n'; break;
-        case 'r': c = '\r'; break;
-        case 'b': c = '\b'; break;
-        case 'f': c = '\f'; break;
-        case 'v': c = '\v'; break;
-        default: c = e;
-      }
-    }
-    out.push_back(c);
-  }
-  return true;
-}
+using simhash_bench::unescape;
 
 // The candidate pairs (a < b, as a << 32 | b) of groups sharing a key of some band, those
 // whose sizes allow t; keys[g * bands + band].

@@ -26,30 +26,11 @@
 
 #include "core/similar_pairs.hpp"
 
+#include "copy_text.hpp"
+
 namespace {
 
-// One COPY text field: \\ \t \n \r \b \f \v and \N (NULL: returns false).
-bool unescape(std::string_view in, std::string& out) {
-  out.clear();
-  if (in == "\\N") return false;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    char c = in[i];
-    if (c == '\\' && i + 1 < in.size()) {
-      const char e = in[++i];
-      switch (e) {
-        case 't': c = '\t'; break;
-        case 'n': c = '\n'; break;
-        case 'r': c = '\r'; break;
-        case 'b': c = '\b'; break;
-        case 'f': c = '\f'; break;
-        case 'v': c = '\v'; break;
-        default: c = e;
-      }
-    }
-    out.push_back(c);
-  }
-  return true;
-}
+using simhash_bench::unescape;
 
 [[noreturn]] void usage() {
   std::cerr << "usage: similar_reference FILE MIN_SIMILARITY [--threads N] [--clusters] [--rounds N]"

@@ -861,7 +861,7 @@ memo_load_begin(DedupeConfig *c, Trigger *tg, uint64 nrows)
 {
 	DedupeMemo *m;
 
-	if (!c->indexed || (c->min_similarity > 0 && c->policy == POLICY_LINK && c->nkeys != 1))
+	if (!c->indexed)
 		return NULL;
 	m = memo_new(c, CurrentMemoryContext);
 	m->from_load = true;
