@@ -160,7 +160,7 @@ simhash_dedupe(PG_FUNCTION_ARGS)
 	 * then finds none (our locks are held).
 	 */
 	if (old != NULL && c->policy == POLICY_SKIP && !w.search && rel->rd_rel->relispartition &&
-		(c->min_similarity > 0 ? w.nlsh > 0 : !heap_attisnull(tuple, c->fp_attno, RelationGetDescr(rel))) &&
+		c->metric->has_keys(c, &w, tuple, RelationGetDescr(rel)) &&
 		leaves_partition(rel, tuple))
 	{
 		w.search = true;

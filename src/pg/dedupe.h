@@ -6,6 +6,8 @@
  *     the limit, the policy, the primary key, the relations searched (the
  *     table, or each leaf partition: DedupeTarget) with their block-index
  *     layout or GIN index; the advice NOTICE; the Citus refusal
+ *     and the metric, chosen once: distance or threshold, a table of        dedupe_metric.c
+ *     functions (row keys, lock keys, keys near, closeness, messages)
  *   row -> RowWork: its fingerprint or LSH keys, the columns it gets        dedupe_row.c
  *   keys -> lock keys -> advisory locks, or the table lock once one         dedupe_locks.c
  *     transaction has taken many
@@ -78,8 +80,43 @@ typedef struct DedupeTarget
 	bool		gin_pending;	/* it collects new entries in a pending list (fastupdate) */
 } DedupeTarget;
 
+typedef struct DedupeConfig DedupeConfig;
+typedef struct Found Found;
+typedef struct RowWork RowWork;
+
+/*
+ * A metric, chosen once from the trigger's limit (dedupe_metric.c): a Hamming distance k
+ * between fingerprints, or a similarity threshold between shingle sets (LSH keys).
+ */
+typedef struct DedupeMetric
+{
+	bool		verifies;		/* candidates are confirmed by their shingle sets */
+	const char *key_function;	/* what the keys column holds: simhash | simhash_lsh */
+	Oid			key_type;		/* its type: bigint | bigint[] */
+	const char *key_type_name;
+	const char *key_what;		/* "fingerprint" | "keys", in messages */
+	/* the keys of a row whose text w->new_text.body is read (same_text: an UPDATE kept it) */
+	void		(*row_keys) (DedupeConfig *c, HeapTuple tuple, HeapTuple old, TupleDesc desc,
+							 RowWork *w, bool same_text);
+	/* a row's lock keys before they are keyed (SIMHASH_MAX_LOCK_KEYS at most), the bound */
+	size_t		(*lock_keys) (const DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh,
+							  uint32 *keys);
+	uint64		(*lock_key_bound) (const DedupeConfig *c);
+	/* the row has keys (after row_keys(), whether or not it is to be searched) */
+	bool		(*has_keys) (const DedupeConfig *c, const RowWork *w, HeapTuple tuple,
+							 TupleDesc desc);
+	/* a candidate's keys column value d is near the new row's keys (its *distance) */
+	bool		(*keys_near) (const DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh,
+							  Datum d, int *distance);
+	double		(*closeness) (int distance, double similarity);	/* larger: closer */
+	bool		(*exact) (const Found *found);	/* nothing can be nearer */
+	bool		(*indexed) (const DedupeTarget *t); /* the target's search has its index */
+	int			(*detail) (const DedupeConfig *c, const Found *found, const char *tgname);
+	int			(*late_detail) (const DedupeConfig *c, int distance, bool readable);
+} DedupeMetric;
+
 /* The trigger's arguments, checked, and what it searches; made once per statement. */
-typedef struct DedupeConfig
+struct DedupeConfig
 {
 	Oid			tgoid;
 	Oid			relid;			/* the relation the trigger fired on */
@@ -87,8 +124,9 @@ typedef struct DedupeConfig
 	AttrNumber	text_attno;
 	AttrNumber	fp_attno;
 	AttrNumber	link_attno;
+	const DedupeMetric *metric; /* distance or threshold */
 	int			k;				/* with a distance */
-	double		min_similarity; /* 0: near duplicates by distance alone; else LSH keys */
+	double		min_similarity; /* with a threshold */
 	DedupePolicy policy;
 	AttrNumber	sets_attno;		/* 'sets=column': the stored shingle sets, or 0 */
 	char	   *sets_name;
@@ -116,10 +154,10 @@ typedef struct DedupeConfig
 	/* With a threshold: shingle sets of candidates already read in this statement. */
 	HTAB	   *set_cache;
 	Size		set_cache_bytes;
-} DedupeConfig;
+};
 
 /* The near duplicate the policy acts on. */
-typedef struct Found
+struct Found
 {
 	bool		any;
 	int			distance;
@@ -127,7 +165,7 @@ typedef struct Found
 	bool		is_original;	/* its link column is NULL (policy link) */
 	Datum		key;			/* its primary key (single column, policy link) */
 	char	   *key_text;		/* "(id)=(42)", or NULL when the caller may not read it */
-} Found;
+};
 
 /* The text of the row being written and, with a threshold, its shingle set (row_keys). */
 typedef struct NewText
@@ -137,7 +175,7 @@ typedef struct NewText
 } NewText;
 
 /* A row being written: its keys, and the columns the trigger sets in it. */
-typedef struct RowWork
+struct RowWork
 {
 	uint64		fp;				/* with a distance */
 	int64		lsh[SIMHASH_LSH_BANDS]; /* with a threshold: lsh[0..nlsh) */
@@ -150,7 +188,7 @@ typedef struct RowWork
 	int			cols[3];
 	Datum		values[3];
 	bool		nulls[3];
-} RowWork;
+};
 
 /*
  * The functions below are shared by the trigger's files only. Hidden, as they were when
@@ -158,6 +196,10 @@ typedef struct RowWork
  * can stand in for one (the names are short and common: reject(), set_column()).
  */
 #pragma GCC visibility push(hidden)
+
+/* dedupe_metric.c: the two metrics */
+extern const DedupeMetric dedupe_distance_metric;
+extern const DedupeMetric dedupe_similarity_metric;
 
 /* dedupe_config.c: the trigger's arguments */
 extern DedupeConfig *make_config(FunctionCallInfo fcinfo, TriggerData *td);
@@ -211,7 +253,6 @@ extern void serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n);
 extern void serialize_bulk(DedupeConfig *c, const uint32 *keys, size_t n);
 extern bool holds_table(DedupeConfig *c);
 extern bool may_read_table_whole(DedupeConfig *c);
-extern uint64 row_lock_key_bound(DedupeConfig *c);
 extern bool bulk_takes_table(DedupeConfig *c, uint64 max_keys);
 extern Oid	set_bulk_root(Oid root);
 

@@ -358,7 +358,7 @@ static void
 lock_rows(BulkLoad *l, DedupeMemo *m)
 {
 	DedupeConfig *c = l->c;
-	bool		table_locked = bulk_takes_table(c, l->nrows * row_lock_key_bound(c));
+	bool		table_locked = bulk_takes_table(c, l->nrows * c->metric->lock_key_bound(c));
 	KeySet		ks = {palloc(1024 * sizeof(uint32)), 0, 1024};
 	MemoryContext row_cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_dedupe_insert row",
 												  ALLOCSET_DEFAULT_SIZES);
@@ -377,11 +377,11 @@ lock_rows(BulkLoad *l, DedupeMemo *m)
 
 		CHECK_FOR_INTERRUPTS();
 		/* the keys, unless only the memo needs the row: then its text will do */
-		if (!table_locked || c->min_similarity == 0)
+		if (!table_locked || !c->metric->verifies)
 			load_row_keys(l, slot, values, nulls, &w);
 		/* the text's digest here: a detoasted copy goes with the row's context */
-		if (c->min_similarity > 0 ? !isnull : w.search)
-			memo_load_add(m, j, w.fp, c->min_similarity > 0 ? DatumGetTextPP(body) : NULL);
+		if (c->metric->verifies ? !isnull : w.search)
+			memo_load_add(m, j, w.fp, c->metric->verifies ? DatumGetTextPP(body) : NULL);
 		MemoryContextSwitchTo(old);
 		if (w.search && !table_locked)
 		{
@@ -467,7 +467,7 @@ simhash_dedupe_insert(PG_FUNCTION_ARGS)
 	 * may see (a link to a row it cannot read is refused, a reject names no key) is the
 	 * search's to decide.
 	 */
-	if (l.c->min_similarity == 0 ||
+	if (!l.c->metric->verifies ||
 		check_enable_rls(RelationGetRelid(l.rel), InvalidOid, false) != RLS_ENABLED)
 		m = memo_load_begin(l.c, tg, l.nrows);
 	lock_rows(&l, m);

@@ -183,7 +183,7 @@ make_target(DedupeTarget *t, Oid relid, const char *text_name, const char *fp_na
 	for (int i = 0; i < nkeys; i++)
 		t->key_attnos[i] = get_attnum(relid, NameStr(TupleDescAttr(RelationGetDescr(root),
 																	 root_keys[i] - 1)->attname));
-	if (c->min_similarity > 0)
+	if (c->metric->verifies)
 	{
 		t->gin_on_text = t->fp_attno == 0;
 		t->gin_index = find_gin_index(relid, t->gin_on_text ? t->text_attno : t->fp_attno,
@@ -218,7 +218,7 @@ void
 check_generated_fp(Relation rel, DedupeConfig *c, Oid nsp, Trigger *tg)
 {
 	Oid			text_arg = TEXTOID;
-	const char *fn = c->min_similarity > 0 ? "simhash_lsh" : "simhash";
+	const char *fn = c->metric->key_function;
 	Oid			simhash_fn = simhash_extension_function(nsp, fn, 1, &text_arg);
 	Node	   *expr = build_column_default(rel, c->fp_attno);
 	bool		ok = false;
@@ -248,7 +248,7 @@ check_generated_fp(Relation rel, DedupeConfig *c, Oid nsp, Trigger *tg)
 				 errdetail("Generated columns are computed after BEFORE triggers, so trigger \"%s\" computes the column itself, as %s(%s).",
 						   tg->tgname, fn, quote_identifier(tg->tgargs[0])),
 				 errhint("Make \"%s\" a plain %s column, which the trigger fills, or generate it as %s(%s).",
-						 tg->tgargs[1], c->min_similarity > 0 ? "bigint[]" : "bigint", fn,
+						 tg->tgargs[1], c->metric->key_type_name, fn,
 						 quote_identifier(tg->tgargs[0]))));
 }
 
@@ -309,6 +309,7 @@ parse_limit(DedupeConfig *c, Trigger *tg)
 					 errhint("Use a threshold of at least %.1f, or find such pairs with simhash_similar_pairs().",
 							 MIN_DEDUPE_SIMILARITY)));
 		c->min_similarity = t;
+		c->metric = &dedupe_similarity_metric;
 		return;
 	}
 	{
@@ -327,6 +328,7 @@ parse_limit(DedupeConfig *c, Trigger *tg)
 							MAX_DEDUPE_DISTANCE, full),
 					 errhint("Write k=3 for a Hamming distance of at most 3, or similarity=0.8 for a similarity of at least 0.8.")));
 		c->k = (int) k;
+		c->metric = &dedupe_distance_metric;
 	}
 }
 
@@ -357,16 +359,8 @@ parse_key_column(DedupeConfig *c, Relation rel, Trigger *tg, Oid nsp)
 		c->fp_attno = 0;		/* keyed_arguments(): no keys column (simhash_ops) */
 		return;
 	}
-	if (c->min_similarity > 0)
-	{
-		c->fp_attno = column(rel, tg->tgargs[1], "keys");
-		expect_type(rel, c->fp_attno, INT8ARRAYOID, "keys");
-	}
-	else
-	{
-		c->fp_attno = column(rel, tg->tgargs[1], "fingerprint");
-		expect_type(rel, c->fp_attno, INT8OID, "fingerprint");
-	}
+	c->fp_attno = column(rel, tg->tgargs[1], c->metric->key_what);
+	expect_type(rel, c->fp_attno, c->metric->key_type, c->metric->key_what);
 	if (TupleDescAttr(RelationGetDescr(rel), c->fp_attno - 1)->attgenerated)
 		check_generated_fp(rel, c, nsp, tg);
 }
@@ -392,7 +386,7 @@ parse_sets_column(DedupeConfig *c, Relation rel, Trigger *tg)
 	if (!has_sets_argument(tg))
 		return;
 	name = tg->tgargs[tg->tgnargs - 1] + 5;
-	if (c->min_similarity == 0)
+	if (!c->metric->verifies)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("simhash_dedupe: argument \"%s\" needs a similarity threshold", tg->tgargs[tg->tgnargs - 1]),
@@ -531,7 +525,7 @@ check_layout(DedupeConfig *c, Oid nsp, Relation root, Trigger *tg)
 {
 	int			served;
 
-	if (c->min_similarity > 0)
+	if (c->metric->verifies)
 		return;
 	served = layout_max_distance(nsp, c->root, tg->tgargs[1]);
 	if (served >= 0 && c->k > served)
@@ -570,7 +564,7 @@ make_targets(DedupeConfig *c, Relation root, Trigger *tg, Oid nsp)
 		make_target(t, leaf, tg->tgargs[0], tg->tgargs[1],
 					c->policy == POLICY_LINK ? tg->tgargs[4] : NULL,
 					root, c->nkeys, c->root_keys, nsp, c);
-		if (c->min_similarity > 0 ? !OidIsValid(t->gin_index) : t->plan.blocks == 0)
+		if (!c->metric->indexed(t))
 			c->indexed = false;
 		c->ntargets++;
 	}
@@ -608,7 +602,7 @@ advise(DedupeConfig *c, Trigger *tg)
 
 	if (!c->indexed && first_time(&warned_tables, c->root))
 	{
-		if (c->min_similarity > 0)
+		if (c->metric->verifies)
 			ereport(NOTICE,
 					(errmsg("simhash_dedupe: %s.%s has no GIN index%s, so every row written reads the whole table",
 							table, col, on_text ? " with simhash_ops" : ""),
@@ -620,7 +614,7 @@ advise(DedupeConfig *c, Trigger *tg)
 							table, col, c->k),
 					 errhint("Run simhash_create_index(%s, %s, %d).", lit_table, lit_col, c->k)));
 	}
-	else if (c->indexed && c->min_similarity > 0 && c->targets[0].gin_pending &&
+	else if (c->indexed && c->targets[0].gin_pending &&
 			 first_time(&advised_tables, c->root))
 	{
 		const char *index = sql_name(c->targets[0].gin_index);
@@ -631,7 +625,7 @@ advise(DedupeConfig *c, Trigger *tg)
 				 errhint("ALTER INDEX %s SET (fastupdate = off); then empty the list with SELECT gin_clean_pending_list(%s);",
 						 index, quote_literal_cstr(index))));
 	}
-	else if (c->indexed && c->min_similarity == 0 && c->k + 1 <= SIMHASH_MAX_BLOCKS &&
+	else if (c->indexed && !c->metric->verifies && c->k + 1 <= SIMHASH_MAX_BLOCKS &&
 			 c->targets[0].plan.probes.probes > (uint64) (2 * (c->k + 1)) &&
 			 first_time(&advised_tables, c->root))
 		ereport(NOTICE,

@@ -217,8 +217,7 @@ compare_uint32(const void *a, const void *b)
 
 /*
  * The lock keys of a new row into keys[0..SIMHASH_MAX_LOCK_KEYS), ascending and distinct;
- * returns their number. With a distance, those of fingerprint fp (core/locks.hpp); with a
- * threshold, the LSH keys folded to 32 bits (rows that share an LSH key share a lock key).
+ * returns their number: the metric's (dedupe_metric.c).
  * Every role can read the keys of the locks held in pg_locks, so each key is then keyed
  * with the database's secret and the table (SipHash-2-4): equal keys of one table stay
  * equal, and nothing of the fingerprint can be read from them.
@@ -226,21 +225,9 @@ compare_uint32(const void *a, const void *b)
 size_t
 row_lock_keys(DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh, uint32 *keys)
 {
-	char		errbuf[SIMHASH_ERRBUF_SIZE];
 	size_t		n = 0;
-	size_t		raw = 0;
+	size_t		raw = c->metric->lock_keys(c, fp, lsh, nlsh, keys);
 
-	StaticAssertStmt(SIMHASH_LSH_BANDS <= SIMHASH_MAX_LOCK_KEYS, "room for the LSH lock keys");
-
-	if (c->min_similarity == 0)
-		simhash_check_status(simhash_lock_keys(fp, c->k, keys, SIMHASH_MAX_LOCK_KEYS, &raw,
-											   errbuf, sizeof(errbuf)), errbuf);
-	else
-	{
-		for (int i = 0; i < nlsh; i++)
-			keys[i] = (uint32) ((uint64) lsh[i] ^ ((uint64) lsh[i] >> 32));
-		raw = nlsh;
-	}
 	simhash_key_lock_keys(keys, raw, (uint32) c->root, c->lock_k0, c->lock_k1);
 	qsort(keys, raw, sizeof(uint32), compare_uint32);
 	for (size_t i = 0; i < raw; i++)
@@ -349,21 +336,6 @@ serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n)
 		count->next_try = count->locks + retry_step();
 	}
 	acquire_keys(c, count, keys, n);
-}
-
-/* The most lock keys one row takes: those of a fingerprint at k, or one per LSH band. */
-uint64
-row_lock_key_bound(DedupeConfig *c)
-{
-	char		errbuf[SIMHASH_ERRBUF_SIZE];
-	uint32		keys[SIMHASH_MAX_LOCK_KEYS];
-	size_t		raw = 0;
-
-	if (c->min_similarity > 0)
-		return SIMHASH_LSH_BANDS;
-	simhash_check_status(simhash_lock_keys(0, c->k, keys, SIMHASH_MAX_LOCK_KEYS, &raw,
-										   errbuf, sizeof(errbuf)), errbuf);
-	return raw;
 }
 
 /*

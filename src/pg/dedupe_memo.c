@@ -85,6 +85,7 @@ struct DedupeMemo
 	Oid			root;
 	LocalTransactionId lxid;
 	SubTransactionId subxid;
+	const DedupeMetric *metric;
 	int			k;
 	double		min_similarity;
 	DedupePolicy policy;
@@ -129,7 +130,7 @@ memo_name(const DedupeMemo *m)
 {
 	if (m->from_load)
 		return "load's memo";
-	return m->min_similarity > 0 ? "table index" : "table filter";
+	return m->metric->verifies ? "table index" : "table filter";
 }
 
 static bool
@@ -193,7 +194,7 @@ drop_memo(void)
 static bool
 same_search(const DedupeMemo *m, const DedupeConfig *c)
 {
-	return m->root == c->root && m->k == c->k && m->min_similarity == c->min_similarity &&
+	return m->root == c->root && m->metric == c->metric && m->k == c->k && m->min_similarity == c->min_similarity &&
 		m->policy == c->policy &&
 		(m->sets_name == NULL ? c->sets_name == NULL :
 		 c->sets_name != NULL && strcmp(m->sets_name, c->sets_name) == 0) &&
@@ -217,6 +218,7 @@ memo_new(DedupeConfig *c, MemoryContext parent)
 	m->root = c->root;
 	m->lxid = SIMHASH_MY_LXID;
 	m->subxid = GetCurrentSubTransactionId();
+	m->metric = c->metric;
 	m->k = c->k;
 	m->min_similarity = c->min_similarity;
 	m->policy = c->policy;
@@ -392,11 +394,11 @@ memo_can_serve(DedupeMemo *m, DedupeConfig *c, Trigger *tg)
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 	const char *why;
 
-	if ((c->min_similarity > 0 && c->policy == POLICY_LINK && !link_key_ok(m, c)) ||
+	if ((c->metric->verifies && c->policy == POLICY_LINK && !link_key_ok(m, c)) ||
 		!same_trigger_everywhere(c, tg) || memo_unsafe(c, tg->tgname, tg->tgfoid) ||
 		!unchanged(m, c, true, &why))
 		return false;
-	if (c->min_similarity > 0)
+	if (c->metric->verifies)
 	{
 		m->may_read = may_read_near_duplicate(c);
 		simhash_check_status(simhash_set_index_create(&m->sets, errbuf, sizeof(errbuf)), errbuf);
@@ -424,7 +426,7 @@ pages_to_read(DedupeConfig *c, BlockNumber *pages)
 	*pages = 0;
 	for (int t = 0; t < c->ntargets; t++)
 	{
-		Oid			relid = c->min_similarity > 0 ? c->targets[t].relid : fingerprint_index(&c->targets[t]);
+		Oid			relid = c->metric->verifies ? c->targets[t].relid : fingerprint_index(&c->targets[t]);
 		Relation	r;
 
 		if (!OidIsValid(relid))
@@ -662,7 +664,7 @@ from_table(DedupeMemo *m, DedupeConfig *c, Trigger *tg)
 	if (!holds_table(c))
 		return;
 	if (!may_read_table_whole(c) || IsolationIsSerializable() ||
-		(c->min_similarity > 0 && IsolationUsesXactSnapshot()) || !pages_to_read(c, &pages))
+		(c->metric->verifies && IsolationUsesXactSnapshot()) || !pages_to_read(c, &pages))
 	{
 		m->given_up = true;
 		return;
@@ -674,7 +676,7 @@ from_table(DedupeMemo *m, DedupeConfig *c, Trigger *tg)
 		m->given_up = true;
 		return;
 	}
-	if (!(c->min_similarity > 0 ? fill_sets(m, c) : fill_fps(m, c)))
+	if (!(c->metric->verifies ? fill_sets(m, c) : fill_fps(m, c)))
 	{
 		elog(DEBUG1, "simhash_dedupe: no %s: the table's %s would take more than maintenance_work_mem",
 			 memo_name(m), m->fps != NULL ? "fingerprints" : "rows");
@@ -696,7 +698,7 @@ row_id(const DedupeMemo *m, uint64 fp, const text *body)
 {
 	XXH128_hash_t id = {fp, 0};
 
-	if (m->min_similarity > 0)
+	if (m->metric->verifies)
 		id = XXH3_128bits_withSeed(VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body), m->seed);
 	return id;
 }
@@ -983,7 +985,7 @@ memo_load_search(DedupeMemo *m, DedupeConfig *c, Tuplestorestate *rows, TupleTab
 		if (n == 0 || !XXH128_isEqual(m->clean[i].id, m->clean[n - 1].id))
 			m->clean[n++] = m->clean[i];
 	m->nclean = n;
-	if (ntargets > 0 && c->min_similarity == 0)
+	if (ntargets > 0 && !c->metric->verifies)
 		for (size_t i = 0; i < n; i++)
 		{
 			if ((i & 255) == 0)
@@ -1065,7 +1067,7 @@ memo_load_end(DedupeMemo *m, DedupeMemo *previous, const char *table, uint64 nro
 		ereport(DEBUG1,
 				(errmsg("simhash_dedupe_insert: %llu rows read; %zu distinct %s searched in \"%s\" before writing (%llu with a near duplicate there); %llu rows answered by the load's memo, %llu searched%s%s",
 						(unsigned long long) nrows, m->distinct,
-						m->min_similarity > 0 ? "texts" : "fingerprints", table,
+						m->metric->verifies ? "texts" : "fingerprints", table,
 						(unsigned long long) m->near_in_table,
 						(unsigned long long) m->spared, (unsigned long long) m->searched,
 						m->given_up ? "; given up after " : "", m->given_up ? m->why : "")));

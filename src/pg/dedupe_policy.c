@@ -14,13 +14,6 @@
 #include "capi/dedupe_rule_capi.h"
 #include "pg/dedupe.h"
 
-/* A near duplicate's closeness for the winner rule: its similarity, or minus its distance. */
-static double
-closeness(DedupeConfig *c, int distance, double similarity)
-{
-	return c->min_similarity > 0 ? similarity : -(double) distance;
-}
-
 /*
  * Whether a candidate (an original or not, its distance or similarity, its key for link)
  * beats the near duplicate found so far: the trigger's one rule (src/core/dedupe_rule.hpp:
@@ -36,9 +29,9 @@ candidate_wins(DedupeConfig *c, const Found *found, bool is_original, int distan
 
 	if (!found->any)
 		return true;
-	preference = simhash_dedupe_prefer(is_original, closeness(c, distance, similarity),
+	preference = simhash_dedupe_prefer(is_original, c->metric->closeness(distance, similarity),
 									   found->is_original,
-									   closeness(c, found->distance, found->similarity));
+									   c->metric->closeness(found->distance, found->similarity));
 	return preference < 0 ||
 		(preference == 0 && c->policy == POLICY_LINK && dedupe_key_before(c, key, found->key));
 }
@@ -70,17 +63,7 @@ reject(DedupeConfig *c, Relation rel, Trigger *tg, const Found *found)
 			(errcode(ERRCODE_UNIQUE_VIOLATION),
 			 errmsg("new row for relation \"%s\" is a near duplicate of an existing row",
 					RelationGetRelationName(rel)),
-			 c->min_similarity > 0
-			 ? (found->key_text
-				? errdetail("Key %s has similarity %.3f to it, at or above the threshold %g of trigger \"%s\".",
-							found->key_text, found->similarity, c->min_similarity, tg->tgname)
-				: errdetail("A row you cannot read has a similarity at or above the threshold %g of trigger \"%s\".",
-							c->min_similarity, tg->tgname))
-			 : (found->key_text
-				? errdetail("Key %s is at Hamming distance %d, within the %d that trigger \"%s\" allows.",
-							found->key_text, found->distance, c->k, tg->tgname)
-				: errdetail("A row you cannot read is within the Hamming distance %d that trigger \"%s\" allows.",
-							c->k, tg->tgname)),
+			 c->metric->detail(c, found, tg->tgname),
 			 errtableconstraint(rel, tg->tgname)));
 }
 

@@ -19,16 +19,6 @@
 #include "pg/similarity.h"
 #include "pg/simhash_pg.h"
 
-/* The fingerprint the trigger stores, simhash(text); false when the text has no feature. */
-static bool
-row_fingerprint(text *t, uint64 *fp)
-{
-	simhash_options options;
-
-	simhash_default_options(&options);
-	return simhash_fingerprint_text(t, &options, fp);
-}
-
 /*
  * The sets column ('sets=column', with a threshold): each row's shingle set, stored by the
  * trigger so that a candidate is verified against it instead of its text being shingled
@@ -160,60 +150,16 @@ same_text(DedupeConfig *c, text *x, HeapTuple b, TupleDesc desc)
 }
 
 /*
- * The keys of a row (old: its previous version on UPDATE). A fingerprint is computed when
- * missing or when the text changed; LSH keys always (they are the text's own, whatever the
- * row gives), with the shingle set kept for verifying candidates. An UPDATE that changes
- * neither the text nor the fingerprint cannot make a new near duplicate: w->unchanged (the
- * row keeps its link too).
+ * The keys of a row (old: its previous version on UPDATE), by the metric's row_keys(): an
+ * UPDATE that changes neither the text nor the keys cannot make a new near duplicate
+ * (w->unchanged; the row keeps its link too).
  */
 void
 row_keys(DedupeConfig *c, HeapTuple tuple, HeapTuple old, TupleDesc desc, RowWork *w)
 {
-	bool		fp_null = true;
-	Datum		fp_datum = c->fp_attno > 0 ? heap_getattr(tuple, c->fp_attno, desc, &fp_null) : (Datum) 0;
-	bool		unchanged;
-
 	w->new_text.body = row_text(tuple, desc, c->text_attno);
-	unchanged = old != NULL && same_text(c, w->new_text.body, old, desc);
-	if (c->min_similarity > 0)
-	{
-		/* The shingle set serves the keys and then the verification of every candidate. */
-		if (w->new_text.body != NULL)
-		{
-			w->new_text.set = simhash_text_shingles(w->new_text.body);
-			w->nlsh = simhash_shingle_lsh_keys(w->new_text.set, w->lsh);
-		}
-		w->lsh_array = simhash_int8_array(w->lsh, w->nlsh);
-		if (c->fp_attno > 0)
-			set_column(w, c->fp_attno, PointerGetDatum(w->lsh_array), w->new_text.body == NULL);
-		if (c->sets_attno > 0)
-		{
-			bytea	   *stored = w->new_text.body != NULL ? stored_set_bytes(w->new_text.set) : NULL;
-
-			set_column(w, c->sets_attno, PointerGetDatum(stored), stored == NULL);
-		}
-		w->unchanged = unchanged;
-		w->search = w->nlsh > 0 && !unchanged;
-		return;
-	}
-	if (unchanged && !fp_null)
-	{
-		bool		old_fp_null;
-		Datum		old_fp = heap_getattr(old, c->fp_attno, desc, &old_fp_null);
-
-		w->fp = (uint64) DatumGetInt64(fp_datum);
-		w->unchanged = !old_fp_null && DatumGetInt64(fp_datum) == DatumGetInt64(old_fp);
-		w->search = !w->unchanged;
-		return;
-	}
-	if (fp_null || old != NULL)
-	{
-		fp_null = w->new_text.body == NULL || !row_fingerprint(w->new_text.body, &w->fp);
-		set_column(w, c->fp_attno, fp_null ? (Datum) 0 : Int64GetDatum((int64) w->fp), fp_null);
-	}
-	else
-		w->fp = (uint64) DatumGetInt64(fp_datum);
-	w->search = !fp_null;
+	c->metric->row_keys(c, tuple, old, desc, w,
+						old != NULL && same_text(c, w->new_text.body, old, desc));
 }
 
 /*

@@ -101,14 +101,7 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 					 errmsg("could not serialize access due to a concurrent write of a near duplicate into \"%s\"",
 							get_rel_name(c->root)),
-					 c->min_similarity > 0
-					 ? errdetail("A row with a similarity of at least %g was committed after this transaction's snapshot was taken.",
-								 c->min_similarity)
-					 : may_read_near_duplicate(c)
-					 ? errdetail("A row within Hamming distance %d was committed after this transaction's snapshot was taken.",
-								 distance)
-					 : errdetail("A row you cannot read, within the Hamming distance %d that the trigger allows, was committed after this transaction's snapshot was taken.",
-								 c->k),
+					 c->metric->late_detail(c, distance, may_read_near_duplicate(c)),
 					 errhint("The transaction might succeed if retried.")));
 	}
 	if (c->policy == POLICY_LINK)
@@ -171,9 +164,8 @@ search_done(Search *s)
 	if (!f->any)
 		return false;
 	if (s->c->policy == POLICY_LINK)
-		return f->is_original &&
-			(s->c->min_similarity > 0 ? f->similarity >= 1.0 : f->distance == 0);
-	return s->c->min_similarity > 0 || s->c->policy == POLICY_SKIP;
+		return f->is_original && s->c->metric->exact(f);
+	return s->c->metric->verifies || s->c->policy == POLICY_SKIP;
 }
 
 /* Bytes of a candidate's text read at first, and at most at a time from a plain one. */
@@ -602,7 +594,7 @@ check_candidate(Search *s, int distance)
 		if (!linked_isnull)
 			return;
 	}
-	if (s->c->min_similarity > 0)
+	if (s->c->metric->verifies)
 	{
 		bool		seen;
 
@@ -636,22 +628,6 @@ check_candidate(Search *s, int distance)
 }
 
 /*
- * True when the keys array d shares a key with the new row's, band by band (a row searched
- * has SIMHASH_LSH_BANDS keys: simhash_shingle_lsh_keys() gives all or none).
- */
-static bool
-shares_lsh_key(Search *s, Datum d)
-{
-	int64		keys[SIMHASH_LSH_BANDS];
-	bool		shared = false;
-
-	if (s->nlsh == SIMHASH_LSH_BANDS && lsh_band_keys(d, keys))
-		for (int i = 0; i < s->nlsh && !shared; i++)
-			shared = keys[i] == s->lsh[i];
-	return shared;
-}
-
-/*
  * Without a keys column (a simhash_ops index on the text): true when the text in s->slot
  * has an LSH key of the new row's, computed from the text as the index computed it.
  */
@@ -682,6 +658,7 @@ check_slot(Search *s)
 {
 	bool		isnull;
 	Datum		d;
+	int			distance;
 
 	if (s->t->fp_attno == 0)
 	{
@@ -694,18 +671,8 @@ check_slot(Search *s)
 
 	if (isnull)
 		return;
-	if (s->c->min_similarity > 0)
-	{
-		if (shares_lsh_key(s, d))
-			check_candidate(s, 0);
-	}
-	else
-	{
-		int			distance = simhash_hamming(s->fp, (uint64) DatumGetInt64(d));
-
-		if (distance <= s->c->k)
-			check_candidate(s, distance);
-	}
+	if (s->c->metric->keys_near(s->c, s->fp, s->lsh, s->nlsh, d, &distance))
+		check_candidate(s, distance);
 }
 
 /*
@@ -823,9 +790,9 @@ search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, const int64 *lsh, int
 
 	s.rel = table_open(t->relid, AccessShareLock);
 	s.slot = table_slot_create(s.rel, NULL);
-	if (c->min_similarity > 0 && OidIsValid(t->gin_index))
+	if (OidIsValid(t->gin_index))
 		probe_gin(&s, snapshot, lsh_array);
-	else if (c->min_similarity > 0 || t->plan.blocks == 0)
+	else if (t->plan.blocks == 0)
 	{
 		TableScanDesc scan = table_beginscan(s.rel, snapshot, 0, NULL);
 		uint64		rows = 0;

@@ -178,7 +178,7 @@ view_search_sql(DedupeConfig *c, Relation view, Relation root,
 						 quote_identifier(NameStr(TupleDescAttr(vdesc, c->link_attno - 1)->attname)));
 	else
 		appendStringInfoString(&sql, "true, ");
-	if (c->min_similarity > 0)
+	if (c->metric->verifies)
 		appendStringInfo(&sql,
 						 "%s.simhash_jaccard(t.%s::pg_catalog.text, $1) FROM %s t"
 						 " WHERE t.%s OPERATOR(pg_catalog.&&) $2"
@@ -313,7 +313,7 @@ view_search(DedupeConfig *c, RowWork *w, MemoryContext upper, Found *found)
 	MemoryContext spi;
 	Portal		portal;
 
-	if (c->min_similarity > 0)
+	if (c->metric->verifies)
 	{
 		types[0] = TEXTOID;
 		values[0] = PointerGetDatum(w->new_text.body);
@@ -332,8 +332,8 @@ view_search(DedupeConfig *c, RowWork *w, MemoryContext upper, Found *found)
 			HeapTuple	r = SPI_tuptable->vals[i];
 			bool		is_original = DatumGetBool(SPI_getbinval(r, desc, view_key_columns(c) + 1, &isnull));
 			Datum		near = SPI_getbinval(r, desc, view_key_columns(c) + 2, &isnull);
-			int			distance = c->min_similarity > 0 ? 0 : DatumGetInt32(near);
-			double		similarity = c->min_similarity > 0 ? DatumGetFloat8(near) : 0;
+			int			distance = c->metric->verifies ? 0 : DatumGetInt32(near);
+			double		similarity = c->metric->verifies ? DatumGetFloat8(near) : 0;
 			Datum		key = c->policy == POLICY_LINK ? SPI_getbinval(r, desc, 1, &isnull) : (Datum) 0;
 
 			if (!candidate_wins(c, found, is_original, distance, similarity, key))
@@ -479,7 +479,7 @@ view_row_keys(DedupeConfig *c, Relation root, HeapTuple tuple, TupleDesc desc, R
 	bool		fp_null;
 	Datum		fp = heap_getattr(tuple, c->fp_attno, desc, &fp_null);
 
-	if (c->min_similarity > 0 || fp_null || generated)
+	if (c->metric->verifies || fp_null || generated)
 	{
 		/* As for a new row of the table: the keys from the text. */
 		HeapTuple	cleared = tuple;
