@@ -44,10 +44,10 @@
 #               untimed, before the trigger is made), as for a nightly load into a table
 #               that already holds data (default 0: an empty table); with --sets they
 #               hold no stored set (NULL), so they are verified against their texts
-#   --maintenance-work-mem M  the server's maintenance_work_mem (default 1GB): the budget
-#               of the bulk path's plan and engine, and of the trigger's table filter or
-#               index during a long statement (with a threshold, each row's shingle set:
-#               about 3 kB a row of this data)
+#   --maintenance-work-mem M  the server's maintenance_work_mem (default 4GB): the budget
+#               of the statement memo of a long statement or a load (with a threshold,
+#               each row's shingle set: about 3 kB a row of this data, so 1M rows need
+#               about 3 GB; below that the memo is given up and every row is searched)
 # The corpus is scripts/make_corpus.sh's, in $SIMHASH_CORPUS (default /tmp/simhash-corpus;
 # made if missing). Needs the extension installed (scripts/setup.sh).
 set -euo pipefail
@@ -63,7 +63,7 @@ layout_list=default,k+1
 kind_list=
 preload=0
 sets=0
-mwm=1GB
+mwm=4GB
 while [[ $# -gt 0 ]]; do
     case $1 in
         --rows) rows=$2; shift 2 ;;
