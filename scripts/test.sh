@@ -38,8 +38,9 @@
 #   fuzz           scripts/fuzz.sh --smoke --sql: each libFuzzer target of the core and
 #                  its C ABI for 7 s under ASan + UBSan (build-fuzz/, clang), then the SQL
 #                  fuzzer at its smoke size in five database encodings
-#   citus          test/citus/run.sh: a coordinator and two workers, when Citus is
-#                  installed (it is not on a fresh machine: the stage is then skipped)
+#   citus          test/citus/run.sh: a coordinator and two workers; Citus is built first
+#                  from ../shared/citus (or SIMHASH_CITUS_SRC) when it is missing; without
+#                  that source and without Citus the stage is skipped
 #   system-untouched  the system's simhash files (library, control file, SQL scripts) are
 #                  byte for byte what they were before the run, or still absent
 #
@@ -195,7 +196,15 @@ stage_fuzz() {
     scripts/fuzz.sh --smoke --sql
 }
 
+# Citus is not in Debian's archive: its source travels in ../shared/citus beside the
+# project (SIMHASH_CITUS_SRC elsewhere), built into the PostgreSQL the tests use when
+# missing (about 10 minutes on 2 cores, once). Without that source the stage is skipped.
 stage_citus() {
+    local src=${SIMHASH_CITUS_SRC:-$(repo_root)/../shared/citus}
+    if [[ ! -f $("${PG_CONFIG}" --pkglibdir)/citus.so && -x ${src}/build.sh ]]; then
+        log "building Citus from ${src} into $("${PG_CONFIG}" --pkglibdir)"
+        "${src}/build.sh" "${PG_CONFIG}" || return 1
+    fi
     test/citus/run.sh
 }
 
