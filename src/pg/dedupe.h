@@ -141,6 +141,7 @@ struct DedupeConfig
 	/* Through a view (INSTEAD OF INSERT; see "Through a view" in dedupe_view.c): */
 	bool		via_view;
 	AttrNumber *to_base;		/* view column i + 1 is column to_base[i] of root */
+	Oid			statement_form; /* the row trigger only holds rows for this trigger */
 	char	   *search_sql;		/* the query that finds the near duplicate */
 	uint64		lock_k0;		/* the secret that keys the lock keys */
 	uint64		lock_k1;
@@ -250,7 +251,15 @@ extern bool apply_policy(DedupeConfig *c, Relation rel, Trigger *tg, const Found
 extern size_t row_lock_keys(DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh,
 							uint32 *keys);
 extern void serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n);
-extern void serialize_bulk(DedupeConfig *c, const uint32 *keys, size_t n);
+/* the lock keys of a statement's rows, taken at once by serialize_bulk() */
+typedef struct KeySet
+{
+	uint32	   *keys;
+	size_t		n;
+	size_t		capacity;
+} KeySet;
+extern void add_keys(KeySet *ks, const uint32 *keys, size_t n);
+extern void serialize_bulk(DedupeConfig *c, KeySet *ks);
 extern bool holds_table(DedupeConfig *c);
 extern bool may_read_table_whole(DedupeConfig *c);
 extern bool bulk_takes_table(DedupeConfig *c, uint64 max_keys);

@@ -66,54 +66,6 @@
 /* Rows fetched from the query at a time. */
 #define BULK_FETCH_ROWS 1000
 
-/* The lock keys of the load, growing; compacted (sorted, distinct) when full. */
-typedef struct KeySet
-{
-	uint32	   *keys;
-	size_t		n;
-	size_t		capacity;
-} KeySet;
-
-static int
-compare_key(const void *a, const void *b)
-{
-	uint32		x = *(const uint32 *) a;
-	uint32		y = *(const uint32 *) b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Sorts the keys and drops repeats. */
-static void
-compact_keys(KeySet *ks)
-{
-	size_t		n = 0;
-
-	if (ks->n == 0)
-		return;
-	qsort(ks->keys, ks->n, sizeof(uint32), compare_key);
-	for (size_t i = 0; i < ks->n; i++)
-		if (n == 0 || ks->keys[i] != ks->keys[n - 1])
-			ks->keys[n++] = ks->keys[i];
-	ks->n = n;
-}
-
-static void
-add_keys(KeySet *ks, const uint32 *keys, size_t n)
-{
-	if (ks->n + n > ks->capacity)
-	{
-		compact_keys(ks);
-		if (ks->n + n > ks->capacity / 2)
-		{
-			ks->capacity = Max(ks->capacity * 2, ks->n + n);
-			ks->keys = repalloc_huge(ks->keys, ks->capacity * sizeof(uint32));
-		}
-	}
-	memcpy(ks->keys + ks->n, keys, n * sizeof(uint32));
-	ks->n += n;
-}
-
 /* The one enabled simhash_dedupe trigger BEFORE INSERT ... FOR EACH ROW of rel. */
 static Trigger *
 find_dedupe_trigger(Relation rel, Oid dedupe_fn)
@@ -359,7 +311,7 @@ lock_rows(BulkLoad *l, DedupeMemo *m)
 {
 	DedupeConfig *c = l->c;
 	bool		table_locked = bulk_takes_table(c, l->nrows * c->metric->lock_key_bound(c));
-	KeySet		ks = {palloc(1024 * sizeof(uint32)), 0, 1024};
+	KeySet		ks = {0};
 	MemoryContext row_cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_dedupe_insert row",
 												  ALLOCSET_DEFAULT_SIZES);
 	TupleDesc	desc = RelationGetDescr(l->rel);
@@ -394,8 +346,7 @@ lock_rows(BulkLoad *l, DedupeMemo *m)
 	tuplestore_rescan(l->rows);
 	if (!table_locked)
 	{
-		compact_keys(&ks);
-		serialize_bulk(c, ks.keys, ks.n);
+		serialize_bulk(c, &ks);
 	}
 	if (m != NULL)
 		memo_load_search(m, c, l->rows, slot, l->q_text);

@@ -46,11 +46,12 @@ check_trigger_kind(Relation rel, Trigger *tg)
 
 	if (rel->rd_rel->relkind == RELKIND_VIEW)
 	{
-		if (!TRIGGER_FOR_ROW(type) || !TRIGGER_FOR_INSTEAD(type) ||
+		/* the row trigger, or its statement form (dedupe_view.c) */
+		if (!(TRIGGER_FOR_ROW(type) ? TRIGGER_FOR_INSTEAD(type) : TRIGGER_FOR_AFTER(type)) ||
 			(type & (TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE | TRIGGER_TYPE_TRUNCATE)) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-					 errmsg("simhash_dedupe: trigger \"%s\" on a view must be INSTEAD OF INSERT ... FOR EACH ROW",
+					 errmsg("simhash_dedupe: trigger \"%s\" on a view must be INSTEAD OF INSERT ... FOR EACH ROW, or AFTER INSERT ... FOR EACH STATEMENT",
 							tg->tgname)));
 		return;
 	}

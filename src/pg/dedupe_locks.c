@@ -359,9 +359,46 @@ bulk_takes_table(DedupeConfig *c, uint64 max_keys)
 	return false;
 }
 
+/* Sorts the keys of ks and drops repeats. */
+static void
+compact_keys(KeySet *ks)
+{
+	size_t		n = 0;
+
+	if (ks->n == 0)
+		return;
+	qsort(ks->keys, ks->n, sizeof(uint32), compare_uint32);
+	for (size_t i = 0; i < ks->n; i++)
+		if (n == 0 || ks->keys[i] != ks->keys[n - 1])
+			ks->keys[n++] = ks->keys[i];
+	ks->n = n;
+}
+
+/* Adds keys[0..n) to ks (compacted as it fills). */
+void
+add_keys(KeySet *ks, const uint32 *keys, size_t n)
+{
+	if (ks->keys == NULL)
+	{
+		ks->capacity = Max(1024, n);
+		ks->keys = palloc(ks->capacity * sizeof(uint32));
+	}
+	if (ks->n + n > ks->capacity)
+	{
+		compact_keys(ks);
+		if (ks->n + n > ks->capacity / 2)
+		{
+			ks->capacity = Max(ks->capacity * 2, ks->n + n);
+			ks->keys = repalloc_huge(ks->keys, ks->capacity * sizeof(uint32));
+		}
+	}
+	memcpy(ks->keys + ks->n, keys, n * sizeof(uint32));
+	ks->n += n;
+}
+
 /*
  * simhash_dedupe_insert() (dedupe_bulk.c): takes every lock key of a statement at once,
- * keys[0..n) ascending and distinct, before any of its rows is written; or, for a load that
+ * ks (sorted here, repeats dropped), before any of its rows is written; or, for a load that
  * would take many (first_try()) or more than the budget, SHARE ROW EXCLUSIVE on the table
  * and its partitions, waiting for it, when the current user may lock the table. Two loads
  * that take their keys so cannot deadlock with each other on them (each waits only while
@@ -369,12 +406,17 @@ bulk_takes_table(DedupeConfig *c, uint64 max_keys)
  * Called before the load's first row takes ROW EXCLUSIVE on the table.
  */
 void
-serialize_bulk(DedupeConfig *c, const uint32 *keys, size_t n)
+serialize_bulk(DedupeConfig *c, KeySet *ks)
 {
 	LockCount  *count;
+	const uint32 *keys;
+	size_t		n;
 
 	if (holds_table(c))
 		return;
+	compact_keys(ks);
+	keys = ks->keys;
+	n = ks->n;
 	count = lock_count(c->root);
 	start_xact_count();
 	if (n >= first_try() || xact_locks + n > lock_budget())

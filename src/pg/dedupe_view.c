@@ -22,6 +22,19 @@
  * on the table) and need READ COMMITTED, whose every query sees what committed before it;
  * row-level security is refused, since the search would miss the rows it hides. Works on a
  * plain or partitioned table too (the same answers as the table's own trigger, slower).
+ *
+ * The statement form. Rows written one at a time take their lock keys as they come, so two
+ * multi-row statements (COPY, INSERT ... SELECT) could each hold a key the other waits for,
+ * a deadlock that PostgreSQL ends by aborting one. With the statement form beside the row
+ * trigger, the same arguments,
+ *
+ *   CREATE TRIGGER docs_dedupe_end AFTER INSERT ON docs_in FOR EACH STATEMENT
+ *       EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
+ *
+ * the row trigger only keeps each row (held_rows), and at the statement's end the statement
+ * trigger takes every lock key of its rows at once, in one order (serialize_bulk(), as
+ * simhash_dedupe_insert() does), then writes them one by one as the row trigger would have
+ * (view_write()). The statement's row count and RETURNING then show every row offered.
  */
 #include "postgres.h"
 
@@ -29,6 +42,7 @@
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_type_d.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -41,12 +55,16 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
+#include "utils/snapmgr.h"
 
 #include "capi/search_capi.h"
 #include "pg/citus.h"
 #include "pg/dedupe.h"
+
+static Oid	statement_form(Relation view, Trigger *tg);
 
 /* The table of a view that selects plain columns of one table; error otherwise. */
 static void
@@ -225,6 +243,7 @@ view_config(Relation view, Trigger *tg, Oid nsp, bool at_create)
 				 errdetail("Through a view, candidates are verified against their texts.")));
 	c->via_view = true;
 	c->tgoid = tg->tgoid;
+	c->statement_form = TRIGGER_FOR_ROW(tg->tgtype) ? statement_form(view, tg) : InvalidOid;
 	c->relid = RelationGetRelid(view);
 	map_view_columns(c, view, tg);
 	if (!at_create)
@@ -500,7 +519,257 @@ view_row_keys(DedupeConfig *c, Relation root, HeapTuple tuple, TupleDesc desc, R
 	w->search = true;
 }
 
-/* simhash_dedupe() as an INSTEAD OF INSERT trigger on a view: see "Through a view". */
+/*
+ * Writes one row of the view (its keys in *w): its lock keys, its search, the policy, and
+ * the insert into the table. The row as inserted, in the view's format, in upper; NULL
+ * when the policy skips it.
+ */
+static HeapTuple
+view_write(DedupeConfig *c, Relation view, Relation root, Trigger *tg, HeapTuple tuple,
+		   RowWork *w, MemoryContext upper)
+{
+	Found		found = {0};
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "simhash_dedupe: SPI_connect failed");
+	if (w->search)
+	{
+		uint32		lock_keys[SIMHASH_MAX_LOCK_KEYS];
+
+		serialize_writers(c, lock_keys, row_lock_keys(c, w->fp, w->lsh, w->nlsh, lock_keys));
+		view_search(c, w, upper, &found);
+	}
+	if (!apply_policy(c, root, tg, &found, w))
+		tuple = NULL;
+	else
+	{
+		if (w->ncols > 0)
+			tuple = heap_modify_tuple_by_cols(tuple, RelationGetDescr(view), w->ncols, w->cols,
+											  w->values, w->nulls);
+		tuple = view_insert(c, view, root, tuple, upper);
+	}
+	SPI_finish();
+	return tuple;
+}
+
+/*
+ * The rows kept by the row trigger for the statement form, until their statement ends: in
+ * a context of the transaction, each with the statement trigger that will write it, the
+ * command id of its statement (a statement nested in one of its rows keeps its own), and its
+ * subtransaction (an aborted one drops its rows).
+ */
+typedef struct HeldRow
+{
+	Oid			writer;			/* the statement trigger */
+	CommandId	statement;
+	SubTransactionId subxid;
+	HeapTuple	tuple;
+} HeldRow;
+
+static MemoryContext held_cxt = NULL;
+static List *held_rows = NIL;
+static bool held_callbacks = false;
+
+static void
+held_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE)
+	{
+		if (held_rows != NIL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("simhash_dedupe: %d rows written to a view were never inserted",
+							list_length(held_rows)),
+					 errdetail("The statement form of the trigger did not run at the end of their statement.")));
+		return;
+	}
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_ABORT)
+	{
+		held_cxt = NULL;		/* freed with the transaction's context */
+		held_rows = NIL;
+	}
+}
+
+static void
+held_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					  SubTransactionId parentSubid, void *arg)
+{
+	List	   *kept = NIL;
+	ListCell   *lc;
+
+	if (event != SUBXACT_EVENT_ABORT_SUB || held_rows == NIL)
+		return;
+	/* subtransactions begun after mySubid, still open, are its children: aborted too */
+	foreach(lc, held_rows)
+	{
+		HeldRow    *r = lfirst(lc);
+
+		if (r->subxid < mySubid)
+			kept = lappend(kept, r);
+	}
+	held_rows = kept;
+}
+
+/* The current statement's command id: that of its snapshot. */
+static CommandId
+statement_id(void)
+{
+	return ActiveSnapshotSet() ? GetActiveSnapshot()->curcid : GetCurrentCommandId(false);
+}
+
+/* Keeps a row for statement trigger writer. */
+static void
+hold_row(Oid writer, HeapTuple tuple)
+{
+	MemoryContext old;
+	HeldRow    *r;
+
+	if (!held_callbacks)
+	{
+		RegisterXactCallback(held_xact_callback, NULL);
+		RegisterSubXactCallback(held_subxact_callback, NULL);
+		held_callbacks = true;
+	}
+	if (held_cxt == NULL)
+		held_cxt = AllocSetContextCreate(TopTransactionContext, "simhash_dedupe held rows",
+										 ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(held_cxt);
+	r = palloc(sizeof(HeldRow));
+	r->writer = writer;
+	r->statement = statement_id();
+	r->subxid = GetCurrentSubTransactionId();
+	r->tuple = heap_copytuple(tuple);
+	held_rows = lappend(held_rows, r);
+	MemoryContextSwitchTo(old);
+}
+
+/* Takes the rows held for statement trigger writer in the current statement, in order. */
+static List *
+take_rows(Oid writer)
+{
+	CommandId	statement = statement_id();
+	List	   *mine = NIL;
+	List	   *rest = NIL;
+	ListCell   *lc;
+	MemoryContext old = MemoryContextSwitchTo(held_cxt != NULL ? held_cxt : CurrentMemoryContext);
+
+	foreach(lc, held_rows)
+	{
+		HeldRow    *r = lfirst(lc);
+
+		if (r->writer == writer && r->statement == statement)
+			mine = lappend(mine, r);
+		else
+			rest = lappend(rest, r);
+	}
+	list_free(held_rows);
+	held_rows = rest;
+	MemoryContextSwitchTo(old);
+	return mine;
+}
+
+/*
+ * The statement form of trigger tg on view: an enabled AFTER INSERT ... FOR EACH STATEMENT
+ * trigger running simhash_dedupe with tg's arguments, without WHEN, fired whenever tg is;
+ * InvalidOid when there is none.
+ */
+static Oid
+statement_form(Relation view, Trigger *tg)
+{
+	TriggerDesc *desc = view->trigdesc;
+
+	for (int i = 0; desc != NULL && i < desc->numtriggers; i++)
+	{
+		Trigger    *s = &desc->triggers[i];
+		bool		same = s->tgfoid == tg->tgfoid && s->tgnargs == tg->tgnargs &&
+			s->tgenabled == tg->tgenabled && s->tgqual == NULL &&
+			TRIGGER_FOR_AFTER(s->tgtype) && !TRIGGER_FOR_ROW(s->tgtype) &&
+			TRIGGER_FOR_INSERT(s->tgtype);
+
+		for (int a = 0; same && a < s->tgnargs; a++)
+			same = strcmp(s->tgargs[a], tg->tgargs[a]) == 0;
+		if (same)
+			return s->tgoid;
+	}
+	return InvalidOid;
+}
+
+/*
+ * The statement form at the end of its statement: every lock key of the rows held for it
+ * at once, in one order, then each row written. On a view of a distributed table, all on
+ * the coordinator.
+ */
+static void
+write_held_rows(DedupeConfig *c, Relation view, Trigger *tg)
+{
+	List	   *rows = take_rows(tg->tgoid);
+	int			n = list_length(rows);
+	RowWork    *works;
+	KeySet		ks = {0};
+	Relation	root;
+	Oid			previous;
+	MemoryContext row_cxt;
+
+	if (n == 0)
+		return;
+	works = palloc0(sizeof(RowWork) * n);
+	/* the keys of every row first; no ROW EXCLUSIVE on the table before its lock keys */
+	root = relation_open(c->root, AccessShareLock);
+	for (int i = 0; i < n; i++)
+	{
+		HeldRow    *r = list_nth(rows, i);
+
+		CHECK_FOR_INTERRUPTS();
+		view_row_keys(c, root, r->tuple, RelationGetDescr(view), &works[i]);
+		if (works[i].new_text.set.data != NULL)
+			pfree((void *) works[i].new_text.set.data);		/* the view verifies in SQL */
+		works[i].new_text.set.data = NULL;
+		if (works[i].search)
+		{
+			uint32		keys[SIMHASH_MAX_LOCK_KEYS];
+
+			add_keys(&ks, keys, row_lock_keys(c, works[i].fp, works[i].lsh, works[i].nlsh, keys));
+		}
+	}
+	serialize_bulk(c, &ks);
+	relation_close(root, NoLock);
+	root = table_open(c->root, RowExclusiveLock);
+	row_cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_dedupe held row",
+									ALLOCSET_DEFAULT_SIZES);
+	previous = set_bulk_root(c->root);
+	PG_TRY();
+	{
+		for (int i = 0; i < n; i++)
+		{
+			HeldRow    *r = list_nth(rows, i);
+
+			CHECK_FOR_INTERRUPTS();
+			(void) view_write(c, view, root, tg, r->tuple, &works[i], row_cxt);
+			MemoryContextReset(row_cxt);
+		}
+	}
+	PG_FINALLY();
+	{
+		set_bulk_root(previous);
+	}
+	PG_END_TRY();
+	MemoryContextDelete(row_cxt);
+	table_close(root, NoLock);
+}
+
+/* The trigger's kind on a view: INSTEAD OF INSERT ... FOR EACH ROW, or the statement form. */
+static bool
+fired_as_view_trigger(TriggerData *td)
+{
+	if (!TRIGGER_FIRED_BY_INSERT(td->tg_event))
+		return false;
+	return TRIGGER_FIRED_FOR_ROW(td->tg_event)
+		? TRIGGER_FIRED_INSTEAD(td->tg_event)
+		: TRIGGER_FIRED_AFTER(td->tg_event);
+}
+
+/* simhash_dedupe() as a trigger on a view: see "Through a view" and "The statement form". */
 Datum
 dedupe_through_view(FunctionCallInfo fcinfo, TriggerData *td)
 {
@@ -509,14 +778,12 @@ dedupe_through_view(FunctionCallInfo fcinfo, TriggerData *td)
 	MemoryContext upper = CurrentMemoryContext;
 	HeapTuple	tuple = td->tg_trigtuple;
 	RowWork		w = {0};
-	Found		found = {0};
 	Relation	root;
 
-	if (!TRIGGER_FIRED_INSTEAD(td->tg_event) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
-		!TRIGGER_FIRED_BY_INSERT(td->tg_event))
+	if (!fired_as_view_trigger(td))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("simhash_dedupe: trigger \"%s\" on a view must be INSTEAD OF INSERT ... FOR EACH ROW",
+				 errmsg("simhash_dedupe: trigger \"%s\" on a view must be INSTEAD OF INSERT ... FOR EACH ROW, or AFTER INSERT ... FOR EACH STATEMENT",
 						td->tg_trigger->tgname)));
 	if (IsolationUsesXactSnapshot())
 		ereport(ERROR,
@@ -529,28 +796,19 @@ dedupe_through_view(FunctionCallInfo fcinfo, TriggerData *td)
 	else
 		check_view_writer(c, view);
 
-	root = table_open(c->root, RowExclusiveLock);
-	view_row_keys(c, root, tuple, RelationGetDescr(view), &w);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "simhash_dedupe: SPI_connect failed");
-	if (w.search)
+	if (!TRIGGER_FIRED_FOR_ROW(td->tg_event))
 	{
-		uint32		lock_keys[SIMHASH_MAX_LOCK_KEYS];
-
-		serialize_writers(c, lock_keys, row_lock_keys(c, w.fp, w.lsh, w.nlsh, lock_keys));
-		view_search(c, &w, upper, &found);
-	}
-	if (!apply_policy(c, root, td->tg_trigger, &found, &w))
-	{
-		SPI_finish();
-		table_close(root, NoLock);
+		write_held_rows(c, view, td->tg_trigger);
 		return PointerGetDatum(NULL);
 	}
-	if (w.ncols > 0)
-		tuple = heap_modify_tuple_by_cols(tuple, RelationGetDescr(view), w.ncols, w.cols,
-										  w.values, w.nulls);
-	tuple = view_insert(c, view, root, tuple, upper);
-	SPI_finish();
+	if (OidIsValid(c->statement_form))
+	{
+		hold_row(c->statement_form, tuple);
+		return PointerGetDatum(tuple);
+	}
+	root = table_open(c->root, RowExclusiveLock);
+	view_row_keys(c, root, tuple, RelationGetDescr(view), &w);
+	tuple = view_write(c, view, root, td->tg_trigger, tuple, &w, upper);
 	table_close(root, NoLock);
 	return PointerGetDatum(tuple);
 }

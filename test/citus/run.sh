@@ -25,8 +25,10 @@
 #      of rows on other shards in; before it refused, 127 of 127 such edits went in
 #   f. the trigger on a view of a distributed table, INSTEAD OF INSERT (the supported form):
 #      16 concurrent writers insert originals, variants and edits one row a transaction
-#      through the view, policy skip, with a distance (3) and with a threshold (0.8); no
-#      near pair may be left, and every skipped row must have a near duplicate kept
+#      through the view, policy skip, with a distance (3) and with a threshold (0.8); then
+#      the same in 20-row COPYs, with the statement form of the trigger beside it; no near
+#      pair may be left, every skipped row must have a near duplicate kept, and no writer
+#      may fail (a deadlock aborts one)
 #   g. the self-join recipe (one side a materialized CTE) and simhash_nearest
 #   h. a reference table: simhash_create_index, simhash_near, the trigger on the table
 #
@@ -390,12 +392,23 @@ SELECT row_number() OVER (ORDER BY o, kind) AS n, body FROM (
     UNION ALL SELECT id, 1, upper(body) || '!' FROM docs_local WHERE id <= 1500 AND id % 3 = 0
     UNION ALL SELECT id - 1000000, 2, body FROM docs_local WHERE id > 1000000 AND id - 1000000 <= 1500) x;
 SQL
-# run_writers VIEW : the W writers' inserts into VIEW, concurrently; prints "errors".
+# run_writers VIEW [ROWS] : the W writers' inserts into VIEW, concurrently, one row a
+# statement, or with ROWS a COPY of ROWS rows a statement; prints "errors" (deadlocks
+# included: PostgreSQL ends one by aborting a writer).
 run_writers() {
-    local view=$1 w pids=()
+    local view=$1 per=${2:-0} w pids=()
     for ((w = 0; w < writers; w++)); do
-        sql -c "SELECT format('INSERT INTO ${view} (body) VALUES (%L);', body) FROM input_f
-                WHERE n % ${writers} = ${w} ORDER BY n" >"${CLUSTER_DIR}/writer_${view}_${w}.sql"
+        if [[ ${per} -gt 0 ]]; then
+            sql -c "SELECT CASE WHEN r % ${per} = 0 THEN 'COPY ${view} (body) FROM stdin;' || chr(10) ELSE '' END
+                        || replace(replace(replace(replace(body, chr(92), chr(92) || chr(92)),
+                               chr(10), chr(92) || 'n'), chr(9), chr(92) || 't'), chr(13), chr(92) || 'r')
+                        || CASE WHEN r % ${per} = ${per} - 1 OR r = last THEN chr(10) || chr(92) || '.' ELSE '' END
+                    FROM (SELECT body, row_number() OVER (ORDER BY n) - 1 AS r, count(*) OVER () - 1 AS last
+                          FROM input_f WHERE n % ${writers} = ${w}) x ORDER BY r" >"${CLUSTER_DIR}/writer_${view}_${w}.sql"
+        else
+            sql -c "SELECT format('INSERT INTO ${view} (body) VALUES (%L);', body) FROM input_f
+                    WHERE n % ${writers} = ${w} ORDER BY n" >"${CLUSTER_DIR}/writer_${view}_${w}.sql"
+        fi
     done
     for ((w = 0; w < writers; w++)); do
         psql -X -q -At -h "${CLUSTER_DIR}" -p "$(port_of 0)" -U postgres -d postgres \
@@ -407,55 +420,81 @@ run_writers() {
 }
 n_input=$(sql -c "SELECT count(*) FROM input_f")
 
-# f1. Hamming distance 3: block indexes on every shard, fingerprint generated.
-sql <<'SQL'
-CREATE TABLE docs_f (id bigserial PRIMARY KEY, body text,
-                     fp bigint GENERATED ALWAYS AS (simhash(body)) STORED);
-SELECT create_distributed_table('docs_f', 'id') \g /dev/null
-SELECT count(*) FROM simhash_create_index('docs_f', 'fp', 3) \g /dev/null
-CREATE VIEW docs_f_in AS SELECT * FROM docs_f;
-CREATE TRIGGER docs_f_dedupe INSTEAD OF INSERT ON docs_f_in FOR EACH ROW
+# With ROWS (COPYs of ROWS rows), the view also has the statement form of the trigger
+# (AFTER INSERT ... FOR EACH STATEMENT, the same arguments): each COPY takes all its rows'
+# lock keys at once, in one order, so no two writers deadlock.
+# statement_form VIEW ARGS ROWS : the statement form's DDL when ROWS > 0.
+statement_form() {
+    [[ $3 -gt 0 ]] && echo "CREATE TRIGGER $1_end AFTER INSERT ON $1 FOR EACH STATEMENT EXECUTE FUNCTION simhash_dedupe($2);"
+    return 0
+}
+what_rows() { [[ $1 -gt 0 ]] && echo "rows in ${1}-row COPYs" || echo "single-row inserts"; }
+
+# f_distance NAME ROWS : Hamming distance 3: block indexes on every shard, fingerprint
+# generated.
+f_distance() {
+    local t=$1 per=$2 start took errors kept near dropped_wrongly shards_used
+    sql <<SQL
+CREATE TABLE ${t} (id bigserial PRIMARY KEY, body text,
+                   fp bigint GENERATED ALWAYS AS (simhash(body)) STORED);
+SELECT create_distributed_table('${t}', 'id') \g /dev/null
+SELECT count(*) FROM simhash_create_index('${t}', 'fp', 3) \g /dev/null
+CREATE VIEW ${t}_in AS SELECT * FROM ${t};
+CREATE TRIGGER ${t}_dedupe INSTEAD OF INSERT ON ${t}_in FOR EACH ROW
     EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'skip');
+$(statement_form "${t}_in" "'body', 'fp', '3', 'skip'" "${per}")
 SQL
-start=${SECONDS}
-errors=$(run_writers docs_f_in)
-took=$((SECONDS - start))
-read -r kept near dropped_wrongly shards_used <<<"$(sql -F ' ' <<'SQL'
-CREATE TABLE fin_f AS SELECT id, body, fp FROM docs_f;
-SELECT (SELECT count(*) FROM fin_f),
-       (SELECT count(*) FROM fin_f a JOIN fin_f b ON a.id < b.id AND hamming(a.fp, b.fp) <= 3),
-       (SELECT count(*) FROM input_f i WHERE NOT EXISTS (SELECT 1 FROM fin_f f WHERE f.body = i.body)
-            AND NOT EXISTS (SELECT 1 FROM fin_f f WHERE hamming(f.fp, simhash(i.body)) <= 3)),
-       (SELECT count(DISTINCT get_shard_id_for_distribution_column('docs_f', id)) FROM fin_f);
+    start=${SECONDS}
+    errors=$(run_writers "${t}_in" "${per}")
+    took=$((SECONDS - start))
+    read -r kept near dropped_wrongly shards_used <<<"$(sql -F ' ' <<SQL
+CREATE TABLE fin_${t} AS SELECT id, body, fp FROM ${t};
+SELECT (SELECT count(*) FROM fin_${t}),
+       (SELECT count(*) FROM fin_${t} a JOIN fin_${t} b ON a.id < b.id AND hamming(a.fp, b.fp) <= 3),
+       (SELECT count(*) FROM input_f i WHERE NOT EXISTS (SELECT 1 FROM fin_${t} f WHERE f.body = i.body)
+            AND NOT EXISTS (SELECT 1 FROM fin_${t} f WHERE hamming(f.fp, simhash(i.body)) <= 3)),
+       (SELECT count(DISTINCT get_shard_id_for_distribution_column('${t}', id)) FROM fin_${t});
 SQL
 )"
-result f-view-dedupe-distance "$([[ ${near} -eq 0 && ${dropped_wrongly} -eq 0 && ${errors} -eq 0 && ${kept} -lt ${n_input} ]] && echo 1 || echo 0)" \
-    "${writers} writers, ${n_input} single-row inserts through the view in ${took} s: ${kept} kept on ${shards_used} shards, $((n_input - kept)) skipped; near pairs (<= 3 bits) left: ${near}; skipped without a near duplicate: ${dropped_wrongly}; errors: ${errors}"
+    result "f-view-dedupe-distance$([[ ${per} -gt 0 ]] && echo "-copy${per}")" \
+        "$([[ ${near} -eq 0 && ${dropped_wrongly} -eq 0 && ${errors} -eq 0 && ${kept} -lt ${n_input} ]] && echo 1 || echo 0)" \
+        "${writers} writers, ${n_input} $(what_rows "${per}") through the view in ${took} s: ${kept} kept on ${shards_used} shards, $((n_input - kept)) skipped; near pairs (<= 3 bits) left: ${near}; skipped without a near duplicate: ${dropped_wrongly}; errors (deadlocks included): ${errors}"
+}
 
-# f2. Similarity threshold 0.8: LSH keys and a GIN index on every shard.
-sql <<'SQL'
-CREATE TABLE docs_g (id bigserial PRIMARY KEY, body text, lsh bigint[]);
-SELECT create_distributed_table('docs_g', 'id') \g /dev/null
-CREATE INDEX ON docs_g USING gin (lsh) WITH (fastupdate = off);
-CREATE VIEW docs_g_in AS SELECT * FROM docs_g;
-CREATE TRIGGER docs_g_dedupe INSTEAD OF INSERT ON docs_g_in FOR EACH ROW
+# f_similarity NAME ROWS : similarity threshold 0.8: LSH keys and a GIN index on every shard.
+f_similarity() {
+    local t=$1 per=$2 start took errors kept similar dropped_wrongly
+    sql <<SQL
+CREATE TABLE ${t} (id bigserial PRIMARY KEY, body text, lsh bigint[]);
+SELECT create_distributed_table('${t}', 'id') \g /dev/null
+CREATE INDEX ON ${t} USING gin (lsh) WITH (fastupdate = off);
+CREATE VIEW ${t}_in AS SELECT * FROM ${t};
+CREATE TRIGGER ${t}_dedupe INSTEAD OF INSERT ON ${t}_in FOR EACH ROW
     EXECUTE FUNCTION simhash_dedupe('body', 'lsh', '0.8', 'skip');
+$(statement_form "${t}_in" "'body', 'lsh', '0.8', 'skip'" "${per}")
 SQL
-start=${SECONDS}
-errors=$(run_writers docs_g_in)
-took=$((SECONDS - start))
-read -r kept similar dropped_wrongly <<<"$(sql -F ' ' <<'SQL'
-CREATE TABLE fin_g AS SELECT id, body, simhash_shingles(body) AS s FROM docs_g;
-SELECT (SELECT count(*) FROM fin_g),
-       (SELECT count(*) FROM fin_g a JOIN fin_g b ON a.id < b.id
+    start=${SECONDS}
+    errors=$(run_writers "${t}_in" "${per}")
+    took=$((SECONDS - start))
+    read -r kept similar dropped_wrongly <<<"$(sql -F ' ' <<SQL
+CREATE TABLE fin_${t} AS SELECT id, body, simhash_shingles(body) AS s FROM ${t};
+SELECT (SELECT count(*) FROM fin_${t}),
+       (SELECT count(*) FROM fin_${t} a JOIN fin_${t} b ON a.id < b.id
             AND cardinality(b.s) >= 0.8 * cardinality(a.s) AND cardinality(a.s) >= 0.8 * cardinality(b.s)
             AND simhash_jaccard(a.s, b.s) >= 0.8),
-       (SELECT count(*) FROM input_f i WHERE NOT EXISTS (SELECT 1 FROM fin_g f WHERE f.body = i.body)
-            AND NOT EXISTS (SELECT 1 FROM fin_g f WHERE simhash_jaccard(f.body, i.body) >= 0.8));
+       (SELECT count(*) FROM input_f i WHERE NOT EXISTS (SELECT 1 FROM fin_${t} f WHERE f.body = i.body)
+            AND NOT EXISTS (SELECT 1 FROM fin_${t} f WHERE simhash_jaccard(f.body, i.body) >= 0.8));
 SQL
 )"
-result f-view-dedupe-similarity "$([[ ${similar} -eq 0 && ${dropped_wrongly} -eq 0 && ${errors} -eq 0 && ${kept} -lt ${n_input} ]] && echo 1 || echo 0)" \
-    "${writers} writers, ${n_input} single-row inserts through the view in ${took} s: ${kept} kept, $((n_input - kept)) skipped; pairs with similarity >= 0.8 left: ${similar}; skipped without a similar row: ${dropped_wrongly}; errors: ${errors}"
+    result "f-view-dedupe-similarity$([[ ${per} -gt 0 ]] && echo "-copy${per}")" \
+        "$([[ ${similar} -eq 0 && ${dropped_wrongly} -eq 0 && ${errors} -eq 0 && ${kept} -lt ${n_input} ]] && echo 1 || echo 0)" \
+        "${writers} writers, ${n_input} $(what_rows "${per}") through the view in ${took} s: ${kept} kept, $((n_input - kept)) skipped; pairs with similarity >= 0.8 left: ${similar}; skipped without a similar row: ${dropped_wrongly}; errors (deadlocks included): ${errors}"
+}
+
+f_distance docs_f 0
+f_similarity docs_g 0
+f_distance docs_fc 20
+f_similarity docs_gc 20
 
 # --- g. the self-join recipe and simhash_nearest ------------------------------------------------
 
