@@ -19,6 +19,11 @@
 #   - all pairs: simhash_pairs('SELECT id, fp FROM tbl', k) for k = 3 and 6, written to a
 #     table, 3 times each (alternating the tables): the median seconds and the ratios of
 #     the medians and of the best times, pairs, and whether the two answers are identical;
+#   - where the work happens: CPU seconds of the coordinator and of the workers (from /proc)
+#     during one simhash_pairs at k = 3 on the plain table, the query form on the
+#     distributed table, and the table form simhash_pairs('fps', 'id', 'fp', 3), which finds
+#     the pairs on the workers: the workers' share, and the coordinator's CPU against the
+#     plain table's call;
 #   - floors, what Citus itself costs here: p50 of a query that reaches every shard and
 #     finds nothing (id < 0), and the seconds to move 1M (id, fp) rows and the k = 3
 #     answer from the workers to the coordinator (CREATE TEMP TABLE AS), against the same
@@ -111,6 +116,43 @@ SQL
     done
 done
 
+# Where the work happens: CPU seconds of each node's processes (its postmaster's children,
+# live or ended: /proc utime + stime, and the postmaster's cutime + cstime) during one call
+# of simhash_pairs at k = 3: the query form on the plain table (everything on the
+# coordinator), the query form on the distributed table (the coordinator pulls the rows),
+# and the table form on the distributed table (the pairs found on the workers).
+tick=$(getconf CLK_TCK)
+# node_ticks I : CPU ticks of node I's processes so far.
+node_ticks() {
+    local pm pid sum=0
+    pm=$(head -1 "${CLUSTER_DIR}/${NODES[$1]}/postmaster.pid")
+    read -r -a f < <(sed 's/^.*) //' "/proc/${pm}/stat")
+    sum=$((f[11] + f[12] + f[13] + f[14]))
+    for pid in $(pgrep -P "${pm}"); do
+        if read -r -a f < <(sed 's/^.*) //' "/proc/${pid}/stat" 2>/dev/null); then
+            sum=$((sum + f[11] + f[12]))
+        fi
+    done
+    echo "${sum}"
+}
+log "where the work happens: CPU seconds per node during simhash_pairs at k = 3"
+sql -c "CREATE TABLE cpu_use (call text, seconds float8, coordinator float8, worker1 float8, worker2 float8, pairs bigint)"
+for call in local query_form table_form; do
+    case ${call} in
+        local) src="simhash_pairs('SELECT id, fp FROM fps_local', 3)" ;;
+        query_form) src="simhash_pairs('SELECT id, fp FROM fps', 3)" ;;
+        table_form) src="simhash_pairs('fps', 'id', 'fp', 3)" ;;
+    esac
+    before=($(node_ticks 0) $(node_ticks 1) $(node_ticks 2))
+    t0=$(date +%s.%N)
+    n=$(sql -c "SELECT count(*) FROM ${src}")
+    t1=$(date +%s.%N)
+    after=($(node_ticks 0) $(node_ticks 1) $(node_ticks 2))
+    sql -c "INSERT INTO cpu_use VALUES ('${call}', ${t1} - ${t0},
+            $(( after[0] - before[0] )) / ${tick}.0, $(( after[1] - before[1] )) / ${tick}.0,
+            $(( after[2] - before[2] )) / ${tick}.0, ${n})"
+done
+
 # Floors: what Citus itself costs here, whatever simhash does. For search, a query that
 # reaches every shard and finds nothing through the primary key (id < 0), timed as the
 # searches are. For all pairs, moving rows to the coordinator: the (id, fp) rows that the
@@ -172,6 +214,14 @@ SELECT l.k, round(l.seconds::numeric, 2) AS single_s, round(d.seconds::numeric, 
        round((d.seconds / l.seconds)::numeric, 2) AS ratio,
        round((d.best / l.best)::numeric, 2) AS ratio_of_best, l.pairs AS single_pairs, d.pairs AS citus_pairs
 FROM m l JOIN m d USING (k) WHERE l.tbl = 'fps_local' AND d.tbl = 'fps' ORDER BY k;
+\echo
+\echo '== All pairs at k = 3, where the work happens: CPU seconds of each node during one call'
+SELECT call, round(seconds::numeric, 2) AS wall_s, round(coordinator::numeric, 2) AS coordinator_cpu_s,
+       round((worker1 + worker2)::numeric, 2) AS workers_cpu_s,
+       round((100 * (worker1 + worker2) / nullif(coordinator + worker1 + worker2, 0))::numeric, 1) AS workers_pct,
+       round((coordinator / (SELECT coordinator FROM cpu_use WHERE call = 'local'))::numeric, 2) AS coordinator_vs_local,
+       pairs
+FROM cpu_use ORDER BY call = 'local' DESC, call;
 \echo
 \echo '== Floors: what Citus costs whatever the query does'
 SELECT 'search: SELECT count(*) ... WHERE id < 0 (every shard, nothing found), ms' AS floor,

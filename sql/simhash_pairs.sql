@@ -201,6 +201,52 @@ SELECT count(*) FILTER (WHERE duplicate_of IS NULL) AS kept,
 FROM pairs_marked;
 SELECT (SELECT count(*) FROM pairs_marked WHERE duplicate_of IS NULL) = (SELECT count(*) FROM pairs_docs) AS same_rows_kept;
 
+-- By parts (the batch mode that runs on the Citus workers, src/pg/pairs_parts.c): every row
+-- sent once per block to the part of (block, value), the pairs of each part kept only in
+-- the part of their first shared block. Against brute force, k = 0..8, 1, 7 and 64 parts:
+-- every pair once, none extra.
+SELECT seed, k, parts,
+       count(*) FILTER (WHERE got AND NOT expected) AS extra,
+       count(*) FILTER (WHERE expected AND NOT got) AS missed,
+       sum(copies) FILTER (WHERE copies > 1) AS repeated
+FROM (
+  SELECT seed, k, parts, id1, id2, bool_or(got) AS got, bool_or(expected) AS expected,
+         count(*) FILTER (WHERE got) AS copies
+  FROM (
+    SELECT g.seed, g.k, g.parts, g.p[i] AS id1, g.p[i + 1] AS id2, true AS got, false AS expected
+    FROM (SELECT seed, k, parts, simhash_part_pairs(id, fp, k, part, parts) AS p
+          FROM (SELECT d.seed, k, parts, simhash_pair_part(d.fp, k, b, parts) AS part, d.id, d.fp
+                FROM pairs_data d, generate_series(0, 8) k, unnest(ARRAY[1, 7, 64]) parts,
+                     generate_series(0, greatest(1, k)) b
+                WHERE d.fp IS NOT NULL) x
+          GROUP BY seed, k, parts, part) g, generate_series(1, cardinality(g.p), 3) i
+    UNION ALL
+    SELECT e.seed, e.k, parts, e.id1, e.id2, false, true
+    FROM pairs_expected e, unnest(ARRAY[1, 7, 64]) parts) y
+  GROUP BY seed, k, parts, id1, id2) z
+GROUP BY seed, k, parts
+HAVING count(*) FILTER (WHERE got AND NOT expected) > 0 OR count(*) FILTER (WHERE expected AND NOT got) > 0
+    OR sum(copies) FILTER (WHERE copies > 1) > 0
+ORDER BY 1, 2, 3;
+SELECT simhash_pair_part(-1, 3, 4, 8);
+SELECT simhash_pair_part(-1, 16, 0, 8);
+SELECT simhash_part_pairs(i, 0, 3, 0, 1) FROM generate_series(1, 2) i;
+SELECT simhash_part_pairs(1, f, 3, 0, 1) FROM (VALUES (0), (1)) v(f);
+
+-- The table form: on a table Citus does not distribute, the query form's answer; its
+-- columns checked (test/citus/run.sh compares it on a distributed table).
+CREATE TABLE pairs_table AS SELECT id, fp FROM pairs_data WHERE seed = 3;
+SELECT (SELECT count(*) FROM simhash_pairs('pairs_table', 'id', 'fp', 4)) AS table_form,
+       (SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM pairs_table', 4)) AS query_form,
+       (SELECT count(*) FROM (SELECT * FROM simhash_pairs('pairs_table', 'id', 'fp', 4)
+                              EXCEPT SELECT id1, id2, distance FROM pairs_expected WHERE seed = 3 AND k = 4) x) AS extra;
+SELECT * FROM simhash_pairs('pairs_table', 'nope', 'fp', 3);
+CREATE TABLE pairs_text_id AS SELECT id::text AS id, fp FROM pairs_table;
+SELECT * FROM simhash_pairs('pairs_text_id', 'id', 'fp', 3);
+INSERT INTO pairs_table SELECT id, fp # 1 FROM pairs_table WHERE fp IS NOT NULL LIMIT 1;
+SELECT * FROM simhash_pairs('pairs_table', 'id', 'fp', 3);
+DROP TABLE pairs_table, pairs_text_id;
+
 -- Long runs are cancellable: 100000 identical fingerprints make 5e9 pairs; the statement
 -- timeout stops the search in memory and through temporary files, and the session goes on.
 SET statement_timeout = '1s';

@@ -801,6 +801,139 @@ COMMENT ON FUNCTION simhash_clusters(text, integer) IS
 
 
 
+-- == All pairs of a table, by parts: on Citus, on the workers ====================
+-- (src/pg/pairs_parts.c; docs/citus.md "All pairs on the workers")
+
+CREATE FUNCTION simhash_pair_part(fp bigint, max_distance integer, block integer, parts integer)
+    RETURNS integer
+    AS 'MODULE_PATHNAME', 'simhash_pair_part'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_pair_part(bigint, integer, integer, integer) IS
+'the part (0..parts-1) that block `block` of fp goes to when all pairs within max_distance are found by parts: fingerprints that agree on a block share its part';
+
+CREATE FUNCTION simhash_part_pairs_step(internal, bigint, bigint, integer, integer, integer)
+    RETURNS internal
+    AS 'MODULE_PATHNAME', 'simhash_part_pairs_step'
+    LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+CREATE FUNCTION simhash_part_pairs_final(internal) RETURNS bigint[]
+    AS 'MODULE_PATHNAME', 'simhash_part_pairs_final'
+    LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_part_pairs_step(internal, bigint, bigint, integer, integer, integer) IS
+'transition function of simhash_part_pairs: keeps a row of the part';
+COMMENT ON FUNCTION simhash_part_pairs_final(internal) IS
+'final function of simhash_part_pairs: the pairs of the part''s rows';
+CREATE AGGREGATE simhash_part_pairs(id bigint, fp bigint, max_distance integer, part integer,
+                                    parts integer) (
+    SFUNC = simhash_part_pairs_step, STYPE = internal, FINALFUNC = simhash_part_pairs_final);
+COMMENT ON AGGREGATE simhash_part_pairs(bigint, bigint, integer, integer, integer) IS
+'the pairs within max_distance among the rows of one part (rows sent there by simhash_pair_part) whose first shared block is that part''s, as a flat bigint[] of (id1, id2, distance) with id1 < id2; NULL for none';
+
+-- True when Citus distributes tbl (hash, range or append); false without Citus.
+CREATE FUNCTION simhash_citus_distributed(tbl regclass) RETURNS boolean
+    LANGUAGE plpgsql STABLE STRICT
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    method "char";
+BEGIN
+    IF to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
+        RETURN false;
+    END IF;
+    EXECUTE 'SELECT partmethod FROM pg_catalog.pg_dist_partition WHERE logicalrelid OPERATOR(pg_catalog.=) $1'
+        INTO method USING tbl;
+    RETURN method IS NOT NULL AND method OPERATOR(pg_catalog.<>) 'n';
+END
+$$;
+COMMENT ON FUNCTION simhash_citus_distributed(regclass) IS
+'true when Citus distributes tbl by hash, range or append (false without Citus): where simhash_pairs(tbl, ...) works on the workers';
+
+-- The columns of the table forms: id an integer type, fp bigint (42703, 42804); and ids
+-- unique: a unique index on id alone, or else checked (21000, as simhash_pairs(query)).
+CREATE FUNCTION simhash_check_pair_columns(tbl regclass, id_column name, fp_column name)
+    RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    id_type regtype;
+    fp_type regtype;
+    dup bigint;
+BEGIN
+    SELECT a.atttypid INTO id_type FROM pg_attribute a
+    WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attname OPERATOR(pg_catalog.=) id_column
+      AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
+    SELECT a.atttypid INTO fp_type FROM pg_attribute a
+    WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attname OPERATOR(pg_catalog.=) fp_column
+      AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
+    IF id_type IS NULL OR fp_type IS NULL THEN
+        RAISE EXCEPTION 'simhash_pairs: column "%" of table % does not exist',
+            CASE WHEN id_type IS NULL THEN id_column ELSE fp_column END, tbl
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF id_type NOT IN ('bigint'::regtype, 'integer'::regtype, 'smallint'::regtype)
+       OR fp_type OPERATOR(pg_catalog.<>) 'bigint'::regtype THEN
+        RAISE EXCEPTION 'simhash_pairs: the id column must be bigint, integer or smallint and the fingerprint column bigint, got % and %',
+            id_type, fp_type USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_index i
+                   WHERE i.indrelid OPERATOR(pg_catalog.=) tbl AND i.indisunique AND i.indnkeyatts OPERATOR(pg_catalog.=) 1
+                     AND i.indpred IS NULL AND i.indexprs IS NULL
+                     AND i.indkey[0] OPERATOR(pg_catalog.=) (SELECT a.attnum FROM pg_attribute a
+                         WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attname OPERATOR(pg_catalog.=) id_column)) THEN
+        EXECUTE format('SELECT %I FROM %s WHERE %I IS NOT NULL GROUP BY 1 HAVING count(*) OPERATOR(pg_catalog.>) 1 ORDER BY 1 LIMIT 1',
+                       id_column, tbl, id_column) INTO dup;
+        IF dup IS NOT NULL THEN
+            RAISE EXCEPTION 'simhash_pairs: table % has id % more than once', tbl, dup
+                USING ERRCODE = 'cardinality_violation',
+                      HINT = 'Ids name the rows in the result, so they must be unique.';
+        END IF;
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION simhash_check_pair_columns(regclass, name, name) IS
+'checks the columns simhash_pairs(tbl, id_column, fp_column, k) reads: id an integer type and unique, fp bigint';
+
+-- All pairs of a table within max_distance. A table Citus distributes: its rows go, once
+-- for each block, to the part of an intermediate table distributed by part (Citus's
+-- repartitioning INSERT ... SELECT, between the workers), and each worker finds the pairs
+-- of its parts (the aggregate, pushed down by GROUP BY part); only pairs reach the
+-- coordinator. Any other table: simhash_pairs(query), the same answer. The intermediate
+-- table lives in tbl's schema until the call ends (CREATE there is needed).
+CREATE FUNCTION simhash_pairs(tbl regclass, id_column name, fp_column name, max_distance integer)
+    RETURNS TABLE (id1 bigint, id2 bigint, distance integer)
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    parts integer := 4 * coalesce(nullif(current_setting('citus.shard_count', true), '')::integer, 32);
+    scratch text := format('simhash_pairs_%s_%s', pg_backend_pid(), substr(md5(random()::text || clock_timestamp()::text), 1, 12));
+    nsp text := (SELECT quote_ident(n.nspname) FROM pg_class c JOIN pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+                 WHERE c.oid OPERATOR(pg_catalog.=) tbl);
+BEGIN
+    PERFORM @extschema@.simhash_check_pair_columns(tbl, id_column, fp_column);
+    IF max_distance NOT BETWEEN 0 AND 15 OR NOT @extschema@.simhash_citus_distributed(tbl) THEN
+        RETURN QUERY SELECT * FROM @extschema@.simhash_pairs(
+            format('SELECT %I, %I FROM %s', id_column, fp_column, tbl), max_distance);
+        RETURN;
+    END IF;
+    EXECUTE format('CREATE UNLOGGED TABLE %s.%I (part integer, id bigint, fp bigint)', nsp, scratch);
+    EXECUTE format('SELECT create_distributed_table(%L, %L, colocate_with => %L)',
+                   nsp || '.' || quote_ident(scratch), 'part', 'none');
+    EXECUTE format('INSERT INTO %s.%I SELECT @extschema@.simhash_pair_part(t.%I, %s, b, %s), t.%I, t.%I
+                    FROM %s t, pg_catalog.generate_series(0, %s) b WHERE t.%I IS NOT NULL',
+                   nsp, scratch, fp_column, max_distance, parts, id_column, fp_column,
+                   tbl, greatest(1, max_distance), fp_column);
+    RETURN QUERY EXECUTE format(
+        'SELECT g.p[i], g.p[i OPERATOR(pg_catalog.+) 1], g.p[i OPERATOR(pg_catalog.+) 2]::integer
+         FROM (SELECT @extschema@.simhash_part_pairs(id, fp, %s, part, %s) AS p FROM %s.%I GROUP BY part) g,
+              pg_catalog.generate_series(1, pg_catalog.cardinality(g.p), 3) i',
+        max_distance, parts, nsp, scratch);
+    EXECUTE format('DROP TABLE %s.%I', nsp, scratch);
+END
+$$;
+COMMENT ON FUNCTION simhash_pairs(regclass, name, name, integer) IS
+'every pair of rows of tbl whose fingerprints (fp_column, bigint) differ in at most max_distance bits, once each with id1 < id2 (id_column: unique bigint, integer or smallint), as simhash_pairs(''SELECT id, fp FROM tbl'', max_distance); on a table Citus distributes (max_distance 0..15) the pairs are found on the workers, partitioned by block as in Manku et al.''s batch mode';
+
 -- == Verified near duplicates: shingle similarity, similar pairs and clusters ============
 
 -- The resemblance of two texts: Jaccard similarity (or containment) of their sets of

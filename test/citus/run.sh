@@ -15,7 +15,8 @@
 # spread over the two workers); every probe is compared with a brute-force answer computed
 # on a plain (not distributed) copy of the same rows on the coordinator:
 #   a. simhash_create_index('docs', 'fp', 3) and simhash_near(fp, <const>, 3)
-#   b. simhash_pairs('SELECT id, fp FROM docs', 3)
+#   b. simhash_pairs('SELECT id, fp FROM docs', 3), and the table form
+#      simhash_pairs('docs', 'id', 'fp', k) that finds the pairs on the workers (k = 3, 6)
 #   c. a GIN index on lsh = simhash_lsh(body), searched with lsh && simhash_lsh(q) AND
 #      simhash_jaccard(body, q) >= 0.8
 #   d. simhash_similar_pairs('SELECT id, body FROM docs', 0.8)
@@ -248,6 +249,21 @@ if try_sql b-pairs -c "CREATE TABLE res_b AS
     result b-pairs "$([[ ${ab} -eq 0 && ${ba} -eq 0 ]] && echo 1 || echo 0)" \
         "${na} pairs, brute force ${nb}, extra ${ab}, missed ${ba}"
 fi
+# The table form works on the workers: the rows repartitioned by block into an intermediate
+# table, each worker's parts searched there; every pair once, as brute force, at k = 3 and
+# at k = 6; and no intermediate table left behind.
+for k in 3 6; do
+    if try_sql "b-pairs-workers-k${k}" -c "CREATE TABLE res_b${k} AS
+            SELECT id1, id2 FROM simhash_pairs('docs', 'id', 'fp', ${k})"; then
+        sql -c "CREATE TABLE bf_b${k} AS SELECT a.id AS id1, b.id AS id2 FROM docs_local a JOIN docs_local b
+                ON a.id < b.id AND hamming(a.fp, b.fp) <= ${k}"
+        read -r na nb ab ba <<<"$(compare "res_b${k}" "bf_b${k}")"
+        left=$(sql -c "SELECT count(*) FROM pg_class WHERE relname LIKE 'simhash_pairs_%'")
+        rep=$(sql -c "SELECT count(*) - count(DISTINCT (id1, id2)) FROM res_b${k}")
+        result "b-pairs-workers-k${k}" "$([[ ${ab} -eq 0 && ${ba} -eq 0 && ${left} -eq 0 && ${rep} -eq 0 ]] && echo 1 || echo 0)" \
+            "simhash_pairs('docs', 'id', 'fp', ${k}): ${na} pairs, brute force ${nb}, extra ${ab}, missed ${ba}, repeated ${rep}; intermediate tables left: ${left}"
+    fi
+done
 
 # --- c. GIN index on simhash_lsh keys -------------------------------------------------------
 
