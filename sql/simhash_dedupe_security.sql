@@ -293,6 +293,24 @@ RESET ROLE;
 DROP TABLE sec_fk, sec_fk_ref;
 DROP FUNCTION sec_fk_noop();
 
+-- A threshold without a keys column (simhash_ops on the text): a writer with SELECT on the
+-- key and text columns only may read the near duplicate's key (there is no keys column to
+-- ask about): 23505 naming it, not an error about column 0
+CREATE TABLE sec_ops (id bigserial PRIMARY KEY, body text);
+CREATE INDEX ON sec_ops USING gin (body simhash_ops) WITH (fastupdate = off);
+CREATE TRIGGER d BEFORE INSERT ON sec_ops FOR EACH ROW
+    EXECUTE FUNCTION simhash_dedupe('body', 'similarity=0.8', 'reject');
+GRANT INSERT ON sec_ops TO regress_simhash_sec_writer;
+GRANT SELECT (id, body) ON sec_ops TO regress_simhash_sec_writer;
+GRANT USAGE ON SEQUENCE sec_ops_id_seq TO regress_simhash_sec_writer;
+INSERT INTO sec_ops (body) VALUES ('the quick brown fox jumps over the lazy dog near the river bank today');
+SET ROLE regress_simhash_sec_writer;
+\set VERBOSITY default
+INSERT INTO sec_ops (body) VALUES ('the quick brown fox jumps over the lazy dog near the river bank today');
+\set VERBOSITY terse
+RESET ROLE;
+DROP TABLE sec_ops;
+
 DROP TABLE sec_cols, sec_similar, sec_docs, sec_bulk;
 DROP ROLE regress_simhash_sec_writer;
 DROP ROLE regress_simhash_sec_reader;

@@ -112,7 +112,7 @@ typedef struct DedupeMetric
 	bool		(*exact) (const Found *found);	/* nothing can be nearer */
 	bool		(*indexed) (const DedupeTarget *t); /* the target's search has its index */
 	int			(*detail) (const DedupeConfig *c, const Found *found, const char *tgname);
-	int			(*late_detail) (const DedupeConfig *c, int distance, bool readable);
+	int			(*late_detail) (DedupeConfig *c, int distance);
 } DedupeMetric;
 
 /* The trigger's arguments, checked, and what it searches; made once per statement. */

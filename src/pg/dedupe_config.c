@@ -852,7 +852,8 @@ may_read_near_duplicate(DedupeConfig *c)
 		return true;
 	if (c->nkeys == 0 ||
 		pg_attribute_aclcheck(c->root, c->root_text_attno, user, ACL_SELECT) != ACLCHECK_OK ||
-		pg_attribute_aclcheck(c->root, c->root_fp_attno, user, ACL_SELECT) != ACLCHECK_OK)
+		(c->root_fp_attno > 0 &&	/* none with a simhash_ops index on the text */
+		 pg_attribute_aclcheck(c->root, c->root_fp_attno, user, ACL_SELECT) != ACLCHECK_OK))
 		return false;
 	for (int i = 0; i < c->nkeys; i++)
 		if (pg_attribute_aclcheck(c->root, c->root_keys[i], user, ACL_SELECT) != ACLCHECK_OK)

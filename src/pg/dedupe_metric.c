@@ -226,9 +226,9 @@ similarity_detail(const DedupeConfig *c, const Found *found, const char *tgname)
 
 /* The DETAIL of a serialization failure: a near duplicate committed after the snapshot. */
 static int
-distance_late_detail(const DedupeConfig *c, int distance, bool readable)
+distance_late_detail(DedupeConfig *c, int distance)
 {
-	return readable
+	return may_read_near_duplicate(c)
 		? errdetail("A row within Hamming distance %d was committed after this transaction's snapshot was taken.",
 					distance)
 		: errdetail("A row you cannot read, within the Hamming distance %d that the trigger allows, was committed after this transaction's snapshot was taken.",
@@ -236,7 +236,7 @@ distance_late_detail(const DedupeConfig *c, int distance, bool readable)
 }
 
 static int
-similarity_late_detail(const DedupeConfig *c, int distance, bool readable)
+similarity_late_detail(DedupeConfig *c, int distance)
 {
 	return errdetail("A row with a similarity of at least %g was committed after this transaction's snapshot was taken.",
 					 c->min_similarity);

@@ -101,7 +101,7 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 					 errmsg("could not serialize access due to a concurrent write of a near duplicate into \"%s\"",
 							get_rel_name(c->root)),
-					 c->metric->late_detail(c, distance, may_read_near_duplicate(c)),
+					 c->metric->late_detail(c, distance),
 					 errhint("The transaction might succeed if retried.")));
 	}
 	if (c->policy == POLICY_LINK)

@@ -38,6 +38,7 @@
  */
 #include "postgres.h"
 
+#include "access/heaptoast.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
@@ -65,6 +66,7 @@
 #include "pg/dedupe.h"
 
 static Oid	statement_form(Relation view, Trigger *tg);
+static void check_statement_form(Relation view, Trigger *tg);
 
 /* The table of a view that selects plain columns of one table; error otherwise. */
 static void
@@ -300,6 +302,8 @@ void
 check_view_trigger(Relation view, Trigger *tg, Oid nsp)
 {
 	(void) view_config(view, tg, nsp, true);
+	if (!TRIGGER_FOR_ROW(tg->tgtype))
+		check_statement_form(view, tg);
 }
 
 /* The configuration of the trigger on a view; once per statement. */
@@ -520,13 +524,13 @@ view_row_keys(DedupeConfig *c, Relation root, HeapTuple tuple, TupleDesc desc, R
 }
 
 /*
- * Writes one row of the view (its keys in *w): its lock keys, its search, the policy, and
- * the insert into the table. The row as inserted, in the view's format, in upper; NULL
+ * Writes one row of the view (its keys in *w): its lock keys (unless keys_held: the
+ * statement form took them all), its search, the policy, and the insert into the table. The row as inserted, in the view's format, in upper; NULL
  * when the policy skips it.
  */
 static HeapTuple
 view_write(DedupeConfig *c, Relation view, Relation root, Trigger *tg, HeapTuple tuple,
-		   RowWork *w, MemoryContext upper)
+		   RowWork *w, bool keys_held, MemoryContext upper)
 {
 	Found		found = {0};
 
@@ -536,7 +540,8 @@ view_write(DedupeConfig *c, Relation view, Relation root, Trigger *tg, HeapTuple
 	{
 		uint32		lock_keys[SIMHASH_MAX_LOCK_KEYS];
 
-		serialize_writers(c, lock_keys, row_lock_keys(c, w->fp, w->lsh, w->nlsh, lock_keys));
+		if (!keys_held)
+			serialize_writers(c, lock_keys, row_lock_keys(c, w->fp, w->lsh, w->nlsh, lock_keys));
 		view_search(c, w, upper, &found);
 	}
 	if (!apply_policy(c, root, tg, &found, w))
@@ -597,18 +602,27 @@ held_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 {
 	List	   *kept = NIL;
 	ListCell   *lc;
+	MemoryContext old;
 
 	if (event != SUBXACT_EVENT_ABORT_SUB || held_rows == NIL)
 		return;
 	/* subtransactions begun after mySubid, still open, are its children: aborted too */
+	old = MemoryContextSwitchTo(held_cxt);
 	foreach(lc, held_rows)
 	{
 		HeldRow    *r = lfirst(lc);
 
 		if (r->subxid < mySubid)
 			kept = lappend(kept, r);
+		else
+		{
+			heap_freetuple(r->tuple);
+			pfree(r);
+		}
 	}
+	list_free(held_rows);
 	held_rows = kept;
+	MemoryContextSwitchTo(old);
 }
 
 /* The current statement's command id: that of its snapshot. */
@@ -620,7 +634,7 @@ statement_id(void)
 
 /* Keeps a row for statement trigger writer. */
 static void
-hold_row(Oid writer, HeapTuple tuple)
+hold_row(Oid writer, HeapTuple tuple, TupleDesc desc)
 {
 	MemoryContext old;
 	HeldRow    *r;
@@ -639,7 +653,8 @@ hold_row(Oid writer, HeapTuple tuple)
 	r->writer = writer;
 	r->statement = statement_id();
 	r->subxid = GetCurrentSubTransactionId();
-	r->tuple = heap_copytuple(tuple);
+	/* the values themselves: a TOAST pointer could outlive what it points to */
+	r->tuple = toast_flatten_tuple(tuple, desc);
 	held_rows = lappend(held_rows, r);
 	MemoryContextSwitchTo(old);
 }
@@ -669,8 +684,19 @@ take_rows(Oid writer)
 	return mine;
 }
 
+/* True when triggers a and b run the same function with the same arguments. */
+static bool
+same_arguments(const Trigger *a, const Trigger *b)
+{
+	bool		same = a->tgfoid == b->tgfoid && a->tgnargs == b->tgnargs;
+
+	for (int i = 0; same && i < a->tgnargs; i++)
+		same = strcmp(a->tgargs[i], b->tgargs[i]) == 0;
+	return same;
+}
+
 /*
- * The statement form of trigger tg on view: an enabled AFTER INSERT ... FOR EACH STATEMENT
+ * The statement form of row trigger tg on view: an AFTER INSERT ... FOR EACH STATEMENT
  * trigger running simhash_dedupe with tg's arguments, without WHEN, fired whenever tg is;
  * InvalidOid when there is none.
  */
@@ -682,17 +708,34 @@ statement_form(Relation view, Trigger *tg)
 	for (int i = 0; desc != NULL && i < desc->numtriggers; i++)
 	{
 		Trigger    *s = &desc->triggers[i];
-		bool		same = s->tgfoid == tg->tgfoid && s->tgnargs == tg->tgnargs &&
-			s->tgenabled == tg->tgenabled && s->tgqual == NULL &&
-			TRIGGER_FOR_AFTER(s->tgtype) && !TRIGGER_FOR_ROW(s->tgtype) &&
-			TRIGGER_FOR_INSERT(s->tgtype);
 
-		for (int a = 0; same && a < s->tgnargs; a++)
-			same = strcmp(s->tgargs[a], tg->tgargs[a]) == 0;
-		if (same)
+		if (same_arguments(s, tg) && s->tgenabled == tg->tgenabled && s->tgqual == NULL &&
+			TRIGGER_FOR_AFTER(s->tgtype) && !TRIGGER_FOR_ROW(s->tgtype) &&
+			TRIGGER_FOR_INSERT(s->tgtype))
 			return s->tgoid;
 	}
 	return InvalidOid;
+}
+
+/*
+ * At CREATE TRIGGER: the statement form tg needs a row trigger with the same arguments,
+ * written the same way ('3' and 'k=3' mean the same, but only equal text pairs them), or
+ * the rows would be written one at a time after all, and silently so.
+ */
+static void
+check_statement_form(Relation view, Trigger *tg)
+{
+	TriggerDesc *desc = view->trigdesc;
+
+	for (int i = 0; desc != NULL && i < desc->numtriggers; i++)
+		if (TRIGGER_FOR_ROW(desc->triggers[i].tgtype) && statement_form(view, &desc->triggers[i]) == tg->tgoid)
+			return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+			 errmsg("simhash_dedupe: statement trigger \"%s\" on view \"%s\" has no row trigger with the same arguments",
+					tg->tgname, RelationGetRelationName(view)),
+			 errdetail("The statement form writes the rows that an INSTEAD OF INSERT ... FOR EACH ROW trigger with exactly these arguments holds."),
+			 errhint("Create the row trigger first, and write the arguments of both the same way (no WHEN clause).")));
 }
 
 /*
@@ -708,7 +751,6 @@ write_held_rows(DedupeConfig *c, Relation view, Trigger *tg)
 	RowWork    *works;
 	KeySet		ks = {0};
 	Relation	root;
-	Oid			previous;
 	MemoryContext row_cxt;
 
 	if (n == 0)
@@ -737,25 +779,24 @@ write_held_rows(DedupeConfig *c, Relation view, Trigger *tg)
 	root = table_open(c->root, RowExclusiveLock);
 	row_cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_dedupe held row",
 									ALLOCSET_DEFAULT_SIZES);
-	previous = set_bulk_root(c->root);
-	PG_TRY();
+	for (int i = 0; i < n; i++)
 	{
-		for (int i = 0; i < n; i++)
-		{
-			HeldRow    *r = list_nth(rows, i);
+		HeldRow    *r = list_nth(rows, i);
 
-			CHECK_FOR_INTERRUPTS();
-			(void) view_write(c, view, root, tg, r->tuple, &works[i], row_cxt);
-			MemoryContextReset(row_cxt);
-		}
+		CHECK_FOR_INTERRUPTS();
+		(void) view_write(c, view, root, tg, r->tuple, &works[i], true, row_cxt);
+		MemoryContextReset(row_cxt);
+		heap_freetuple(r->tuple);
+		pfree(r);
 	}
-	PG_FINALLY();
-	{
-		set_bulk_root(previous);
-	}
-	PG_END_TRY();
 	MemoryContextDelete(row_cxt);
 	table_close(root, NoLock);
+	list_free(rows);
+	if (held_rows == NIL && held_cxt != NULL)
+	{
+		MemoryContextDelete(held_cxt);	/* nothing held: the memory goes back now */
+		held_cxt = NULL;
+	}
 }
 
 /* The trigger's kind on a view: INSTEAD OF INSERT ... FOR EACH ROW, or the statement form. */
@@ -803,12 +844,12 @@ dedupe_through_view(FunctionCallInfo fcinfo, TriggerData *td)
 	}
 	if (OidIsValid(c->statement_form))
 	{
-		hold_row(c->statement_form, tuple);
+		hold_row(c->statement_form, tuple, RelationGetDescr(view));
 		return PointerGetDatum(tuple);
 	}
 	root = table_open(c->root, RowExclusiveLock);
 	view_row_keys(c, root, tuple, RelationGetDescr(view), &w);
-	tuple = view_write(c, view, root, td->tg_trigger, tuple, &w, upper);
+	tuple = view_write(c, view, root, td->tg_trigger, tuple, &w, false, upper);
 	table_close(root, NoLock);
 	return PointerGetDatum(tuple);
 }
