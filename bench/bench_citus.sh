@@ -3,10 +3,13 @@
 # distributed over a coordinator and two workers (test/citus/cluster.sh, all on this
 # machine), against the same rows in a plain table on the coordinator.
 #
-# Usage: bench/bench_citus.sh [--rows N] [--queries Q] [--shards S] [--out FILE]
+# Usage: bench/bench_citus.sh [--rows N] [--text-rows T] [--queries Q] [--shards S] [--out FILE]
 #   --rows N     fingerprints (default 1000000): 90% random, 9% planted near duplicates
 #                of random rows at 1..8 bits, 1% within 2 bits of 10 "hot" fingerprints
 #                (the generator of bench/bench_search.sh)
+#   --text-rows T  duplicate-dense texts for the verified functions (default 200000; 0:
+#                none): paragraphs of the corpus's English files (scripts/make_corpus.sh,
+#                $SIMHASH_CORPUS) in families of 5, bench/dense_rows.pl
 #   --queries Q  queries of each kind (planted, random, hot) per k (default 200)
 #   --shards S   citus.shard_count (default 32)
 #   --out FILE   also write the tables there (default bench/results/bench_citus_<S>shards.md)
@@ -22,8 +25,8 @@
 #   - where the work happens: CPU seconds of the coordinator and of the workers (from /proc)
 #     during one simhash_pairs at k = 3 on the plain table, the query form on the
 #     distributed table, and the table form simhash_pairs('fps', 'id', 'fp', 3), which finds
-#     the pairs on the workers: the workers' share, and the coordinator's CPU against the
-#     plain table's call;
+#     the pairs on the workers (and the same for simhash_clusters): the workers' share, and
+#     the coordinator's CPU against the plain table's call;
 #   - floors, what Citus itself costs here: p50 of a query that reaches every shard and
 #     finds nothing (id < 0), and the seconds to move 1M (id, fp) rows and the k = 3
 #     answer from the workers to the coordinator (CREATE TEMP TABLE AS), against the same
@@ -35,12 +38,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib.sh
 
 rows=1000000
+text_rows=200000
 queries=200
 shards=32
 out=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --rows) rows=$2; shift 2 ;;
+        --text-rows) text_rows=$2; shift 2 ;;
         --queries) queries=$2; shift 2 ;;
         --shards) shards=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
@@ -137,21 +142,60 @@ node_ticks() {
 }
 log "where the work happens: CPU seconds per node during simhash_pairs at k = 3"
 sql -c "CREATE TABLE cpu_use (call text, seconds float8, coordinator float8, worker1 float8, worker2 float8, pairs bigint)"
-for call in local query_form table_form; do
+calls="pairs_local pairs_query_form pairs_table_form clusters_local clusters_table_form"
+if [[ ${text_rows} -gt 0 ]]; then
+    corpus=${SIMHASH_CORPUS:-/tmp/simhash-corpus}
+    [[ -d ${corpus}/en ]] || scripts/make_corpus.sh "${corpus}" >/dev/null
+    log "loading ${text_rows} duplicate-dense rows (paragraphs of ${corpus}/en and edited copies) into texts_local and texts"
+    perl bench/paragraphs.pl "${corpus}/en" 1000000 >"${CLUSTER_DIR}/paragraphs.tsv"
+    perl bench/dense_rows.pl "${CLUSTER_DIR}/paragraphs.tsv" "${text_rows}" 5 >"${CLUSTER_DIR}/texts.tsv"
+    sql <<SQL
+CREATE TABLE texts_local (id bigint PRIMARY KEY, body text);
+\\copy texts_local FROM '${CLUSTER_DIR}/texts.tsv'
+CREATE TABLE texts (id bigint PRIMARY KEY, body text);
+SELECT create_distributed_table('texts', 'id') \\g /dev/null
+\\copy texts FROM '${CLUSTER_DIR}/texts.tsv'
+VACUUM ANALYZE texts_local;
+VACUUM ANALYZE texts;
+SQL
+    calls="${calls} similar_local similar_query_form similar_table_form similar_clusters_local similar_clusters_table_form"
+fi
+for call in ${calls}; do
     case ${call} in
-        local) src="simhash_pairs('SELECT id, fp FROM fps_local', 3)" ;;
-        query_form) src="simhash_pairs('SELECT id, fp FROM fps', 3)" ;;
-        table_form) src="simhash_pairs('fps', 'id', 'fp', 3)" ;;
+        pairs_local) src="simhash_pairs('SELECT id, fp FROM fps_local', 3)" ;;
+        pairs_query_form) src="simhash_pairs('SELECT id, fp FROM fps', 3)" ;;
+        pairs_table_form) src="simhash_pairs('fps', 'id', 'fp', 3)" ;;
+        clusters_local) src="simhash_clusters('SELECT id, fp FROM fps_local', 3)" ;;
+        clusters_table_form) src="simhash_clusters('fps', 'id', 'fp', 3)" ;;
+        similar_local) src="simhash_similar_pairs('SELECT id, body FROM texts_local', 0.8)" ;;
+        similar_query_form) src="simhash_similar_pairs('SELECT id, body FROM texts', 0.8)" ;;
+        similar_table_form) src="simhash_similar_pairs('texts', 'id', 'body', 0.8)" ;;
+        similar_clusters_local) src="simhash_similar_clusters('SELECT id, body FROM texts_local', 0.8)" ;;
+        similar_clusters_table_form) src="simhash_similar_clusters('texts', 'id', 'body', 0.8)" ;;
     esac
     before=($(node_ticks 0) $(node_ticks 1) $(node_ticks 2))
     t0=$(date +%s.%N)
-    n=$(sql -c "SELECT count(*) FROM ${src}")
+    sql -c "CREATE TABLE res_${call} AS SELECT * FROM ${src}"
     t1=$(date +%s.%N)
     after=($(node_ticks 0) $(node_ticks 1) $(node_ticks 2))
+    n=$(sql -c "SELECT count(*) FROM res_${call}")
     sql -c "INSERT INTO cpu_use VALUES ('${call}', ${t1} - ${t0},
             $(( after[0] - before[0] )) / ${tick}.0, $(( after[1] - before[1] )) / ${tick}.0,
             $(( after[2] - before[2] )) / ${tick}.0, ${n})"
 done
+
+# What the table form moves: the intermediate table's rows and bytes on the workers at k = 3
+# (each row once per block), and the pairs' arrays sent to the coordinator.
+sql <<'SQL'
+SELECT scratch, pairs_query FROM simhash_pair_parts('fps', 'id', 'fp', 3) \gset
+CREATE TABLE shuffle_size AS
+SELECT (SELECT count(*) FROM :scratch) AS rows_moved,
+       citus_total_relation_size(:'scratch') AS bytes_on_workers;
+CREATE TEMP TABLE answer_arrays AS :pairs_query;
+ALTER TABLE shuffle_size ADD COLUMN answer_bytes bigint;
+UPDATE shuffle_size SET answer_bytes = (SELECT sum(pg_column_size(p)) FROM answer_arrays);
+DROP TABLE :scratch;
+SQL
 
 # Floors: what Citus itself costs here, whatever simhash does. For search, a query that
 # reaches every shard and finds nothing through the primary key (id < 0), timed as the
@@ -215,13 +259,24 @@ SELECT l.k, round(l.seconds::numeric, 2) AS single_s, round(d.seconds::numeric, 
        round((d.best / l.best)::numeric, 2) AS ratio_of_best, l.pairs AS single_pairs, d.pairs AS citus_pairs
 FROM m l JOIN m d USING (k) WHERE l.tbl = 'fps_local' AND d.tbl = 'fps' ORDER BY k;
 \echo
-\echo '== All pairs at k = 3, where the work happens: CPU seconds of each node during one call'
+\echo '== All pairs and clusters (k = 3; verified: 0.8), where the work happens: CPU seconds of each node during one call'
 SELECT call, round(seconds::numeric, 2) AS wall_s, round(coordinator::numeric, 2) AS coordinator_cpu_s,
        round((worker1 + worker2)::numeric, 2) AS workers_cpu_s,
        round((100 * (worker1 + worker2) / nullif(coordinator + worker1 + worker2, 0))::numeric, 1) AS workers_pct,
-       round((coordinator / (SELECT coordinator FROM cpu_use WHERE call = 'local'))::numeric, 2) AS coordinator_vs_local,
-       pairs
-FROM cpu_use ORDER BY call = 'local' DESC, call;
+       round((coordinator / (SELECT l.coordinator FROM cpu_use l
+                             WHERE l.call = regexp_replace(c.call, '_(query|table)_form$', '_local')))::numeric, 2)
+           AS coordinator_vs_local,
+       pairs AS rows_out
+FROM cpu_use c ORDER BY regexp_replace(call, '_(local|query_form|table_form)$', ''), call NOT LIKE '%_local', call;
+SELECT r.name AS table_form, (SELECT count(*) FROM pg_class WHERE relname = 'res_' || r.name || '_table_form') AS measured,
+       CASE WHEN to_regclass('res_' || r.name || '_table_form') IS NOT NULL THEN
+           (xpath('/row/n/text()', query_to_xml(format('SELECT count(*) AS n FROM ((TABLE %1$I EXCEPT TABLE %2$I) UNION ALL (TABLE %2$I EXCEPT TABLE %1$I)) x',
+                   'res_' || r.name || '_table_form', 'res_' || r.name || '_local'), false, false, '')))[1]::text END AS rows_differ_from_one_node
+FROM (VALUES ('pairs'), ('clusters'), ('similar'), ('similar_clusters')) r(name);
+SELECT rows_moved AS intermediate_rows, pg_size_pretty(bytes_on_workers) AS intermediate_size,
+       round(bytes_on_workers::numeric / rows_moved, 1) AS bytes_a_row,
+       pg_size_pretty(answer_bytes) AS pairs_sent_to_coordinator
+FROM shuffle_size;
 \echo
 \echo '== Floors: what Citus costs whatever the query does'
 SELECT 'search: SELECT count(*) ... WHERE id < 0 (every shard, nothing found), ms' AS floor,
@@ -242,7 +297,7 @@ SQL
 )
 printf '%s\n' "${report}"
 {
-    echo "# bench/bench_citus.sh --rows ${rows} --queries ${queries} --shards ${shards}"
+    echo "# bench/bench_citus.sh --rows ${rows} --text-rows ${text_rows} --queries ${queries} --shards ${shards}"
     echo
     echo "Citus $(sql -c "SELECT extversion FROM pg_extension WHERE extname = 'citus'"), coordinator + 2 workers and the single-node table all on this machine ($(nproc) cores), $(date -u +%Y-%m-%d)."
     echo

@@ -219,7 +219,7 @@ FROM (
                 FROM pairs_data d, generate_series(0, 8) k, unnest(ARRAY[1, 7, 64]) parts,
                      generate_series(0, greatest(1, k)) b
                 WHERE d.fp IS NOT NULL) x
-          GROUP BY seed, k, parts, part) g, generate_series(1, cardinality(g.p), 3) i
+          GROUP BY seed, k, parts, part) g, generate_series(1, cardinality(g.p), 5) i
     UNION ALL
     SELECT e.seed, e.k, parts, e.id1, e.id2, false, true
     FROM pairs_expected e, unnest(ARRAY[1, 7, 64]) parts) y
@@ -240,6 +240,18 @@ SELECT (SELECT count(*) FROM simhash_pairs('pairs_table', 'id', 'fp', 4)) AS tab
        (SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM pairs_table', 4)) AS query_form,
        (SELECT count(*) FROM (SELECT * FROM simhash_pairs('pairs_table', 'id', 'fp', 4)
                               EXCEPT SELECT id1, id2, distance FROM pairs_expected WHERE seed = 3 AND k = 4) x) AS extra;
+SELECT count(*) AS rows, count(*) FILTER (WHERE (id, cluster_id, distance) NOT IN
+         (SELECT id, cluster_id, distance FROM clusters_expected_d WHERE seed = 3 AND k = 4)) AS wrong
+FROM simhash_clusters('pairs_table', 'id', 'fp', 4);
+-- the clusters of pairs, as the coordinator joins them from the workers' pairs
+SELECT count(*) AS rows, count(*) FILTER (WHERE (c.id, c.cluster_id, c.distance) NOT IN
+         (SELECT id, cluster_id, distance FROM clusters_expected_d WHERE seed = 3 AND k = 4)) AS wrong,
+       (SELECT count(*) FROM clusters_expected_d WHERE seed = 3 AND k = 4) AS expected
+FROM simhash_clusters_of_pairs(
+  'SELECT p.id1, p.id2, a.fp, b.fp FROM simhash_pairs(''SELECT id, fp FROM pairs_table'', 4) p
+   JOIN pairs_table a ON a.id = p.id1 JOIN pairs_table b ON b.id = p.id2') c;
+SELECT * FROM simhash_clusters_of_pairs('SELECT 1, 2, 3');
+SELECT * FROM simhash_clusters_of_pairs('SELECT 1::bigint, NULL::bigint, 0::bigint, 0::bigint');
 SELECT * FROM simhash_pairs('pairs_table', 'nope', 'fp', 3);
 CREATE TABLE pairs_text_id AS SELECT id::text AS id, fp FROM pairs_table;
 SELECT * FROM simhash_pairs('pairs_text_id', 'id', 'fp', 3);

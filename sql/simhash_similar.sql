@@ -367,6 +367,18 @@ SELECT count(*) AS one_thread FROM simhash_similar_pairs('SELECT id, body FROM s
 RESET simhash.max_threads;
 SELECT count(*) AS none FROM simhash_similar_pairs('SELECT id, body FROM sim_docs WHERE false', 0.8);
 SELECT count(*) AS none FROM simhash_similar_clusters('SELECT id, body FROM sim_docs WHERE false', 0.8);
+-- The table forms (on Citus they work on the workers, test/citus/run.sh): elsewhere the
+-- query forms' answers, row for row; their columns checked.
+SELECT (SELECT count(*) FROM (SELECT * FROM simhash_similar_pairs('sim_docs', 'id', 'body', 0.8)
+                              EXCEPT SELECT * FROM simhash_similar_pairs('SELECT id, body FROM sim_docs', 0.8)) x) AS pairs_extra,
+       (SELECT count(*) FROM (SELECT * FROM simhash_similar_pairs('SELECT id, body FROM sim_docs', 0.8)
+                              EXCEPT SELECT * FROM simhash_similar_pairs('sim_docs', 'id', 'body', 0.8)) x) AS pairs_missed,
+       (SELECT count(*) FROM simhash_similar_pairs('sim_docs', 'id', 'body', 0.8)) AS pairs,
+       (SELECT count(*) FROM (SELECT * FROM simhash_similar_clusters('sim_docs', 'id', 'body', 0.8)
+                              EXCEPT SELECT * FROM simhash_similar_clusters('SELECT id, body FROM sim_docs', 0.8)) x) AS clusters_differ;
+SELECT * FROM simhash_similar_pairs('sim_docs', 'id', 'nope', 0.8);
+SELECT * FROM simhash_similar_pairs('sim_docs', 'body', 'id', 0.8);
+
 -- Nothing is left behind: no temporary table, no changed setting.
 SELECT count(*) AS temp_tables FROM pg_class WHERE relname LIKE 'simhash_%' AND relpersistence = 't';
 SHOW enable_hashjoin;

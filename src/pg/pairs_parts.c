@@ -18,8 +18,13 @@
 #include "catalog/pg_type_d.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "executor/spi.h"
+#include "funcapi.h"
 #include "utils/array.h"
+#include "utils/hsearch.h"
+#include "utils/tuplestore.h"
 #include "utils/builtins.h"
+#include "port/pg_bitutils.h"
 #include "utils/memutils.h"
 
 #include "capi/pairs_capi.h"
@@ -207,7 +212,8 @@ PG_FUNCTION_INFO_V1(simhash_part_pairs_final);
 
 /*
  * The pairs of the part's rows within max_distance whose first shared block is this
- * part's, as a flat bigint[] of (id1, id2, distance) triples, id1 < id2; NULL for none.
+ * part's, as a flat bigint[] of (id1, id2, distance, fp1, fp2) for each, id1 < id2 (the
+ * fingerprints serve the clusters' distances); NULL for none.
  */
 Datum
 simhash_part_pairs_final(PG_FUNCTION_ARGS)
@@ -223,7 +229,7 @@ simhash_part_pairs_final(PG_FUNCTION_ARGS)
 	int32		finished = 0;
 	Datum	   *out;
 	size_t		nout = 0;
-	size_t		out_capacity = 3 * 1024;
+	size_t		out_capacity = 5 * 1024;
 
 	if (s == NULL || s->n < 2)
 		PG_RETURN_NULL();
@@ -252,18 +258,186 @@ simhash_part_pairs_final(PG_FUNCTION_ARGS)
 
 			if (!first_shared_block_here(s, s->fps[i], s->fps[j]))
 				continue;
-			if (nout + 3 > out_capacity)
+			if (nout + 5 > out_capacity)
 			{
 				out_capacity *= 2;
 				out = repalloc_huge(out, out_capacity * sizeof(Datum));
 			}
-			out[nout++] = Int64GetDatum(Min(s->ids[i], s->ids[j]));
-			out[nout++] = Int64GetDatum(Max(s->ids[i], s->ids[j]));
+			if (s->ids[i] > s->ids[j])
+			{
+				size_t		t = i;
+
+				i = j;
+				j = t;
+			}
+			out[nout++] = Int64GetDatum(s->ids[i]);
+			out[nout++] = Int64GetDatum(s->ids[j]);
 			out[nout++] = Int64GetDatum(batch[p].distance);
+			out[nout++] = Int64GetDatum((int64) s->fps[i]);
+			out[nout++] = Int64GetDatum((int64) s->fps[j]);
 		}
 	}
 	pfree(workspace);
 	if (nout == 0)
 		PG_RETURN_NULL();
 	PG_RETURN_ARRAYTYPE_P(construct_array(out, (int) nout, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* The rows met in the pairs of simhash_clusters_of_pairs(): ids, fingerprints, by id. */
+typedef struct PairRows
+{
+	HTAB	   *index;			/* id -> row number */
+	int64	   *ids;
+	uint64	   *fps;
+	size_t		n;
+	size_t		capacity;
+	simhash_pair *pairs;
+	size_t		npairs;
+	size_t		pairs_capacity;
+} PairRows;
+
+typedef struct RowNumber
+{
+	int64		id;
+	uint32		row;
+} RowNumber;
+
+/* The row number of id (fp its fingerprint), added when new. */
+static uint32
+row_number_of(PairRows *r, int64 id, uint64 fp)
+{
+	bool		found;
+	RowNumber  *e = hash_search(r->index, &id, HASH_ENTER, &found);
+
+	if (found)
+		return e->row;
+	if (r->n == r->capacity)
+	{
+		r->capacity *= 2;
+		r->ids = repalloc_huge(r->ids, r->capacity * sizeof(int64));
+		r->fps = repalloc_huge(r->fps, r->capacity * sizeof(uint64));
+	}
+	if (r->n >= SIMHASH_MAX_CLUSTER_ROWS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("simhash_clusters_of_pairs: more than %u rows have a near duplicate",
+						(unsigned) SIMHASH_MAX_CLUSTER_ROWS)));
+	e->row = (uint32) r->n;
+	r->ids[r->n] = id;
+	r->fps[r->n] = fp;
+	return (uint32) r->n++;
+}
+
+/* Reads the pairs of query (id1, id2, fp1, fp2, all bigint) through a cursor. */
+static void
+read_pairs(PairRows *r, const char *query)
+{
+	HASHCTL		ctl = {0};
+	Portal		portal;
+
+	ctl.keysize = sizeof(int64);
+	ctl.entrysize = sizeof(RowNumber);
+	ctl.hcxt = CurrentMemoryContext;
+	r->index = hash_create("simhash_clusters_of_pairs rows", 1024, &ctl,
+						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	r->capacity = r->pairs_capacity = 1024;
+	r->ids = palloc(r->capacity * sizeof(int64));
+	r->fps = palloc(r->capacity * sizeof(uint64));
+	r->pairs = palloc(r->pairs_capacity * sizeof(simhash_pair));
+	portal = SPI_cursor_open_with_args(NULL, query, 0, NULL, NULL, NULL, true, 0);
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, 1000);
+		if (SPI_processed == 0)
+			break;
+		if (SPI_tuptable->tupdesc->natts != 4)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("simhash_clusters_of_pairs: the query must return id1, id2, fp1, fp2")));
+		for (uint64 t = 0; t < SPI_processed; t++)
+		{
+			Datum		v[4];
+			bool		isnull[4];
+
+			for (int c = 0; c < 4; c++)
+			{
+				if (TupleDescAttr(SPI_tuptable->tupdesc, c)->atttypid != INT8OID)
+					ereport(ERROR,
+							(errcode(ERRCODE_DATATYPE_MISMATCH),
+							 errmsg("simhash_clusters_of_pairs: column %d of the query must be bigint", c + 1)));
+				v[c] = SPI_getbinval(SPI_tuptable->vals[t], SPI_tuptable->tupdesc, c + 1, &isnull[c]);
+				if (isnull[c])
+					ereport(ERROR,
+							(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+							 errmsg("simhash_clusters_of_pairs: the query returned a NULL")));
+			}
+			if (r->npairs == r->pairs_capacity)
+			{
+				r->pairs_capacity *= 2;
+				r->pairs = repalloc_huge(r->pairs, r->pairs_capacity * sizeof(simhash_pair));
+			}
+			r->pairs[r->npairs].i = row_number_of(r, DatumGetInt64(v[0]), (uint64) DatumGetInt64(v[2]));
+			r->pairs[r->npairs].j = row_number_of(r, DatumGetInt64(v[1]), (uint64) DatumGetInt64(v[3]));
+			r->pairs[r->npairs].distance = 0;
+			r->npairs++;
+		}
+		SPI_freetuptable(SPI_tuptable);
+		CHECK_FOR_INTERRUPTS();
+	}
+	SPI_cursor_close(portal);
+}
+
+PG_FUNCTION_INFO_V1(simhash_clusters_of_pairs);
+
+/*
+ * simhash_clusters_of_pairs(query) -> setof (id, cluster_id, distance): the connected
+ * components of the pairs a query returns (id1, id2, fp1, fp2), as simhash_clusters()
+ * gives them: each row of a pair, its component's smallest id, the Hamming distance of its
+ * fingerprint to that row's. What the coordinator does with the pairs the workers found:
+ * its memory is that of the pairs and their rows, not the table's.
+ */
+Datum
+simhash_clusters_of_pairs(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	PairRows	r = {0};
+	uint32	   *parent;
+	uint32	   *cluster;
+	size_t		clusters;
+	simhash_cluster_rep *reps;
+	MemoryContext upper = CurrentMemoryContext;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "simhash_clusters_of_pairs: SPI_connect failed");
+	MemoryContextSwitchTo(upper);	/* the arrays outlive SPI_finish() */
+	read_pairs(&r, query);
+	SPI_finish();
+	MemoryContextSwitchTo(upper);
+	parent = palloc(Max(r.n, 1) * sizeof(uint32));
+	cluster = palloc(Max(r.n, 1) * sizeof(uint32));
+	simhash_check_status(simhash_clusters_init(parent, r.n, errbuf, sizeof(errbuf)), errbuf);
+	simhash_check_status(simhash_clusters_unite(parent, r.n, r.pairs, r.npairs, NULL, errbuf,
+												sizeof(errbuf)), errbuf);
+	simhash_check_status(simhash_clusters_label(parent, r.n, &clusters, errbuf, sizeof(errbuf)), errbuf);
+	reps = palloc(Max(clusters, 1) * sizeof(simhash_cluster_rep));
+	simhash_check_status(simhash_clusters_collect(parent, r.n, 0, r.ids, r.fps, r.n, reps, clusters,
+												  errbuf, sizeof(errbuf)), errbuf);
+	simhash_check_status(simhash_clusters_lookup(parent, r.n, 0, r.n, cluster, errbuf, sizeof(errbuf)),
+						 errbuf);
+	for (size_t i = 0; i < r.n; i++)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+
+		if (cluster[i] == SIMHASH_NO_CLUSTER)
+			continue;
+		values[0] = Int64GetDatum(r.ids[i]);
+		values[1] = Int64GetDatum(reps[cluster[i]].id);
+		values[2] = Int32GetDatum(pg_popcount64(r.fps[i] ^ reps[cluster[i]].fp));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
 }

@@ -826,7 +826,7 @@ CREATE AGGREGATE simhash_part_pairs(id bigint, fp bigint, max_distance integer, 
                                     parts integer) (
     SFUNC = simhash_part_pairs_step, STYPE = internal, FINALFUNC = simhash_part_pairs_final);
 COMMENT ON AGGREGATE simhash_part_pairs(bigint, bigint, integer, integer, integer) IS
-'the pairs within max_distance among the rows of one part (rows sent there by simhash_pair_part) whose first shared block is that part''s, as a flat bigint[] of (id1, id2, distance) with id1 < id2; NULL for none';
+'the pairs within max_distance among the rows of one part (rows sent there by simhash_pair_part) whose first shared block is that part''s, as a flat bigint[] of (id1, id2, distance, fp1, fp2) for each, id1 < id2; NULL for none';
 
 -- True when Citus distributes tbl (hash, range or append); false without Citus.
 CREATE FUNCTION simhash_citus_distributed(tbl regclass) RETURNS boolean
@@ -849,7 +849,8 @@ COMMENT ON FUNCTION simhash_citus_distributed(regclass) IS
 
 -- The columns of the table forms: id an integer type, fp bigint (42703, 42804); and ids
 -- unique: a unique index on id alone, or else checked (21000, as simhash_pairs(query)).
-CREATE FUNCTION simhash_check_pair_columns(tbl regclass, id_column name, fp_column name)
+CREATE FUNCTION simhash_check_pair_columns(tbl regclass, id_column name, fp_column name,
+                                           is_text boolean DEFAULT false)
     RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -866,14 +867,17 @@ BEGIN
     WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attname OPERATOR(pg_catalog.=) fp_column
       AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
     IF id_type IS NULL OR fp_type IS NULL THEN
-        RAISE EXCEPTION 'simhash_pairs: column "%" of table % does not exist',
+        RAISE EXCEPTION 'simhash: column "%" of table % does not exist',
             CASE WHEN id_type IS NULL THEN id_column ELSE fp_column END, tbl
             USING ERRCODE = 'undefined_column';
     END IF;
     IF id_type NOT IN ('bigint'::regtype, 'integer'::regtype, 'smallint'::regtype)
-       OR fp_type OPERATOR(pg_catalog.<>) 'bigint'::regtype THEN
-        RAISE EXCEPTION 'simhash_pairs: the id column must be bigint, integer or smallint and the fingerprint column bigint, got % and %',
-            id_type, fp_type USING ERRCODE = 'datatype_mismatch';
+       OR (NOT is_text AND fp_type OPERATOR(pg_catalog.<>) 'bigint'::regtype)
+       OR (is_text AND fp_type NOT IN ('text'::regtype, 'character varying'::regtype)) THEN
+        RAISE EXCEPTION 'simhash: the id column must be bigint, integer or smallint and the % column %, got % and %',
+            CASE WHEN is_text THEN 'text' ELSE 'fingerprint' END,
+            CASE WHEN is_text THEN 'text or varchar' ELSE 'bigint' END, id_type, fp_type
+            USING ERRCODE = 'datatype_mismatch';
     END IF;
     IF NOT EXISTS (SELECT 1 FROM pg_index i
                    WHERE i.indrelid OPERATOR(pg_catalog.=) tbl AND i.indisunique AND i.indnkeyatts OPERATOR(pg_catalog.=) 1
@@ -883,32 +887,57 @@ BEGIN
         EXECUTE format('SELECT %I FROM %s WHERE %I IS NOT NULL GROUP BY 1 HAVING count(*) OPERATOR(pg_catalog.>) 1 ORDER BY 1 LIMIT 1',
                        id_column, tbl, id_column) INTO dup;
         IF dup IS NOT NULL THEN
-            RAISE EXCEPTION 'simhash_pairs: table % has id % more than once', tbl, dup
+            RAISE EXCEPTION 'simhash: table % has id % more than once', tbl, dup
                 USING ERRCODE = 'cardinality_violation',
                       HINT = 'Ids name the rows in the result, so they must be unique.';
         END IF;
     END IF;
 END
 $$;
-COMMENT ON FUNCTION simhash_check_pair_columns(regclass, name, name) IS
-'checks the columns simhash_pairs(tbl, id_column, fp_column, k) reads: id an integer type and unique, fp bigint';
+COMMENT ON FUNCTION simhash_check_pair_columns(regclass, name, name, boolean) IS
+'checks the columns the table forms of simhash_pairs, simhash_clusters, simhash_similar_pairs and simhash_similar_clusters read: id an integer type and unique, the other bigint (or text or varchar, is_text)';
+
+-- The first steps of the table forms on a table Citus distributes: an intermediate table,
+-- distributed by part, in tbl's schema (CREATE there is needed), filled with each row once
+-- for each of its blocks (Citus's repartitioning INSERT ... SELECT, between the workers).
+-- Returns its name (dropped by the caller) and the query of the pairs, found on the workers
+-- (GROUP BY part, pushed down), as flat arrays of (id1, id2, distance, fp1, fp2).
+CREATE FUNCTION simhash_pair_parts(tbl regclass, id_column name, fp_column name, max_distance integer,
+                                   OUT scratch text, OUT pairs_query text)
+    LANGUAGE plpgsql VOLATILE STRICT
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    parts integer := 4 * coalesce(nullif(current_setting('citus.shard_count', true), '')::integer, 32);
+BEGIN
+    scratch := (SELECT quote_ident(n.nspname) FROM pg_class c JOIN pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+                WHERE c.oid OPERATOR(pg_catalog.=) tbl) || '.' ||
+               quote_ident(format('simhash_pairs_%s_%s', pg_backend_pid(),
+                                  substr(md5(random()::text || clock_timestamp()::text), 1, 12)));
+    EXECUTE format('CREATE UNLOGGED TABLE %s (part integer, id bigint, fp bigint)', scratch);
+    EXECUTE format('SELECT create_distributed_table(%L, %L, colocate_with => %L)', scratch, 'part', 'none');
+    EXECUTE format('INSERT INTO %s SELECT @extschema@.simhash_pair_part(t.%I, %s, b, %s), t.%I, t.%I
+                    FROM %s t, pg_catalog.generate_series(0, %s) b WHERE t.%I IS NOT NULL',
+                   scratch, fp_column, max_distance, parts, id_column, fp_column,
+                   tbl, greatest(1, max_distance), fp_column);
+    pairs_query := format('SELECT @extschema@.simhash_part_pairs(id, fp, %s, part, %s) AS p FROM %s GROUP BY part',
+                          max_distance, parts, scratch);
+END
+$$;
+COMMENT ON FUNCTION simhash_pair_parts(regclass, name, name, integer) IS
+'the intermediate table of simhash_pairs(tbl, ...) and simhash_clusters(tbl, ...) on a Citus-distributed table, filled, and the query of its pairs by part';
 
 -- All pairs of a table within max_distance. A table Citus distributes: its rows go, once
--- for each block, to the part of an intermediate table distributed by part (Citus's
--- repartitioning INSERT ... SELECT, between the workers), and each worker finds the pairs
--- of its parts (the aggregate, pushed down by GROUP BY part); only pairs reach the
--- coordinator. Any other table: simhash_pairs(query), the same answer. The intermediate
--- table lives in tbl's schema until the call ends (CREATE there is needed).
+-- for each block, to the part of an intermediate table distributed by part
+-- (simhash_pair_parts), and each worker finds the pairs of its parts; only pairs reach the
+-- coordinator. Any other table: simhash_pairs(query), the same answer.
 CREATE FUNCTION simhash_pairs(tbl regclass, id_column name, fp_column name, max_distance integer)
     RETURNS TABLE (id1 bigint, id2 bigint, distance integer)
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
-    parts integer := 4 * coalesce(nullif(current_setting('citus.shard_count', true), '')::integer, 32);
-    scratch text := format('simhash_pairs_%s_%s', pg_backend_pid(), substr(md5(random()::text || clock_timestamp()::text), 1, 12));
-    nsp text := (SELECT quote_ident(n.nspname) FROM pg_class c JOIN pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-                 WHERE c.oid OPERATOR(pg_catalog.=) tbl);
+    job record;
 BEGIN
     PERFORM @extschema@.simhash_check_pair_columns(tbl, id_column, fp_column);
     IF max_distance NOT BETWEEN 0 AND 15 OR NOT @extschema@.simhash_citus_distributed(tbl) THEN
@@ -916,23 +945,48 @@ BEGIN
             format('SELECT %I, %I FROM %s', id_column, fp_column, tbl), max_distance);
         RETURN;
     END IF;
-    EXECUTE format('CREATE UNLOGGED TABLE %s.%I (part integer, id bigint, fp bigint)', nsp, scratch);
-    EXECUTE format('SELECT create_distributed_table(%L, %L, colocate_with => %L)',
-                   nsp || '.' || quote_ident(scratch), 'part', 'none');
-    EXECUTE format('INSERT INTO %s.%I SELECT @extschema@.simhash_pair_part(t.%I, %s, b, %s), t.%I, t.%I
-                    FROM %s t, pg_catalog.generate_series(0, %s) b WHERE t.%I IS NOT NULL',
-                   nsp, scratch, fp_column, max_distance, parts, id_column, fp_column,
-                   tbl, greatest(1, max_distance), fp_column);
+    job := @extschema@.simhash_pair_parts(tbl, id_column, fp_column, max_distance);
     RETURN QUERY EXECUTE format(
         'SELECT g.p[i], g.p[i OPERATOR(pg_catalog.+) 1], g.p[i OPERATOR(pg_catalog.+) 2]::integer
-         FROM (SELECT @extschema@.simhash_part_pairs(id, fp, %s, part, %s) AS p FROM %s.%I GROUP BY part) g,
-              pg_catalog.generate_series(1, pg_catalog.cardinality(g.p), 3) i',
-        max_distance, parts, nsp, scratch);
-    EXECUTE format('DROP TABLE %s.%I', nsp, scratch);
+         FROM (%s) g, pg_catalog.generate_series(1, pg_catalog.cardinality(g.p), 5) i', job.pairs_query);
+    EXECUTE format('DROP TABLE %s', job.scratch);
 END
 $$;
 COMMENT ON FUNCTION simhash_pairs(regclass, name, name, integer) IS
 'every pair of rows of tbl whose fingerprints (fp_column, bigint) differ in at most max_distance bits, once each with id1 < id2 (id_column: unique bigint, integer or smallint), as simhash_pairs(''SELECT id, fp FROM tbl'', max_distance); on a table Citus distributes (max_distance 0..15) the pairs are found on the workers, partitioned by block as in Manku et al.''s batch mode';
+
+CREATE FUNCTION simhash_clusters_of_pairs(query text)
+    RETURNS TABLE (id bigint, cluster_id bigint, distance integer)
+    AS 'MODULE_PATHNAME', 'simhash_clusters_of_pairs'
+    LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_clusters_of_pairs(text) IS
+'connected components of the pairs query returns (id1, id2, fp1, fp2, all bigint), as simhash_clusters gives them: each row of a pair, cluster_id = the smallest id of its component, distance = Hamming distance to that row';
+
+-- Clusters of a table: as simhash_clusters(query); on a table Citus distributes, joined on
+-- the coordinator from the pairs the workers found (simhash_pairs(tbl, ...)).
+CREATE FUNCTION simhash_clusters(tbl regclass, id_column name, fp_column name, max_distance integer)
+    RETURNS TABLE (id bigint, cluster_id bigint, distance integer)
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    job record;
+BEGIN
+    PERFORM @extschema@.simhash_check_pair_columns(tbl, id_column, fp_column);
+    IF max_distance NOT BETWEEN 0 AND 15 OR NOT @extschema@.simhash_citus_distributed(tbl) THEN
+        RETURN QUERY SELECT * FROM @extschema@.simhash_clusters(
+            format('SELECT %I, %I FROM %s', id_column, fp_column, tbl), max_distance);
+        RETURN;
+    END IF;
+    job := @extschema@.simhash_pair_parts(tbl, id_column, fp_column, max_distance);
+    RETURN QUERY SELECT * FROM @extschema@.simhash_clusters_of_pairs(format(
+        'SELECT g.p[i], g.p[i OPERATOR(pg_catalog.+) 1], g.p[i OPERATOR(pg_catalog.+) 3], g.p[i OPERATOR(pg_catalog.+) 4]
+         FROM (%s) g, pg_catalog.generate_series(1, pg_catalog.cardinality(g.p), 5) i', job.pairs_query));
+    EXECUTE format('DROP TABLE %s', job.scratch);
+END
+$$;
+COMMENT ON FUNCTION simhash_clusters(regclass, name, name, integer) IS
+'connected components of the near-duplicate pairs of tbl, as simhash_clusters(''SELECT id, fp FROM tbl'', max_distance); on a table Citus distributes (max_distance 0..15) the pairs are found on the workers and the clusters joined from them on the coordinator';
 
 -- == Verified near duplicates: shingle similarity, similar pairs and clusters ============
 
@@ -1034,6 +1088,118 @@ CREATE FUNCTION simhash_similar_clusters(query text, min_similarity double preci
     LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_similar_clusters(text, double precision) IS
 'connected components of the pairs of simhash_similar_pairs(query, min_similarity): each row that has a similar row, with cluster_id = the smallest id of its component and similarity = its highest similarity to another row of it, ordered by cluster_id, id; rows not returned have no similar row';
+
+-- The verified table forms on a table Citus distributes (t >= 0.7, where candidates are the
+-- pairs sharing a simhash_lsh key): four intermediate tables in tbl's schema, each filled
+-- by Citus (repartitioning INSERT ... SELECT, colocated joins pushed down), on the workers:
+--   keys   (part, band, key, id)  each row once a band, by the part of (band, key);
+--   cands  (id1, id2)             the pairs sharing a (band, key), found per part;
+--   texts  (id, body)             the texts, colocated with cands;
+--   sides  (id2, id1, body1)      each candidate once, with id1's text, colocated by id2.
+-- Returns their names (dropped by the caller) and the query of the verified pairs, which
+-- joins sides with texts where they are and keeps simhash_jaccard >= t.
+CREATE FUNCTION simhash_similar_parts(tbl regclass, id_column name, text_column name,
+                                      min_similarity double precision,
+                                      OUT scratch text[], OUT pairs_query text)
+    LANGUAGE plpgsql VOLATILE STRICT
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    parts integer := 4 * coalesce(nullif(current_setting('citus.shard_count', true), '')::integer, 32);
+    base text := (SELECT quote_ident(n.nspname) FROM pg_class c JOIN pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+                  WHERE c.oid OPERATOR(pg_catalog.=) tbl) || '.' ||
+                 quote_ident(format('simhash_similar_%s_%s', pg_backend_pid(),
+                                    substr(md5(random()::text || clock_timestamp()::text), 1, 12)));
+BEGIN
+    scratch := ARRAY[base || '_keys', base || '_cands', base || '_texts', base || '_sides'];
+    EXECUTE format('CREATE UNLOGGED TABLE %s (part integer, band integer, key bigint, id bigint)', scratch[1]);
+    EXECUTE format('CREATE UNLOGGED TABLE %s (id1 bigint, id2 bigint)', scratch[2]);
+    EXECUTE format('CREATE UNLOGGED TABLE %s (id bigint, body text)', scratch[3]);
+    EXECUTE format('CREATE UNLOGGED TABLE %s (id2 bigint, id1 bigint, body1 text)', scratch[4]);
+    EXECUTE format('SELECT create_distributed_table(%L, %L, colocate_with => %L)', scratch[1], 'part', 'none');
+    EXECUTE format('SELECT create_distributed_table(%L, %L, colocate_with => %L)', scratch[2], 'id1', 'none');
+    EXECUTE format('SELECT create_distributed_table(%L, %L, colocate_with => %L)', scratch[3], 'id', scratch[2]);
+    EXECUTE format('SELECT create_distributed_table(%L, %L, colocate_with => %L)', scratch[4], 'id2', scratch[2]);
+    EXECUTE format('INSERT INTO %s SELECT (pg_catalog.hashint8extended(u.key, u.band) OPERATOR(pg_catalog.&) 9223372036854775807) OPERATOR(pg_catalog.%%) %s,
+                           u.band, u.key, t.%I
+                    FROM %s t, pg_catalog.unnest(@extschema@.simhash_lsh(t.%I::pg_catalog.text)) WITH ORDINALITY u(key, band)
+                    WHERE t.%I IS NOT NULL',
+                   scratch[1], parts, id_column, tbl, text_column, text_column);
+    EXECUTE format('INSERT INTO %s SELECT a.id, b.id FROM %s a JOIN %s b ON a.part OPERATOR(pg_catalog.=) b.part
+                    AND a.band OPERATOR(pg_catalog.=) b.band AND a.key OPERATOR(pg_catalog.=) b.key AND a.id OPERATOR(pg_catalog.<) b.id',
+                   scratch[2], scratch[1], scratch[1]);
+    EXECUTE format('INSERT INTO %s SELECT t.%I, t.%I::pg_catalog.text FROM %s t WHERE t.%I IS NOT NULL',
+                   scratch[3], id_column, text_column, tbl, text_column);
+    EXECUTE format('INSERT INTO %s SELECT c.id2, c.id1, x.body FROM (SELECT DISTINCT id1, id2 FROM %s) c
+                    JOIN %s x ON x.id OPERATOR(pg_catalog.=) c.id1',
+                   scratch[4], scratch[2], scratch[3]);
+    pairs_query := format('SELECT v.id1, v.id2, v.similarity FROM (SELECT s.id1, s.id2, @extschema@.simhash_jaccard(s.body1, x.body) AS similarity
+                           FROM %s s JOIN %s x ON x.id OPERATOR(pg_catalog.=) s.id2) v
+                           WHERE v.similarity OPERATOR(pg_catalog.>=) %s',
+                          scratch[4], scratch[3], min_similarity);
+END
+$$;
+COMMENT ON FUNCTION simhash_similar_parts(regclass, name, name, double precision) IS
+'the intermediate tables of simhash_similar_pairs(tbl, ...) and simhash_similar_clusters(tbl, ...) on a Citus-distributed table, filled, and the query of its verified pairs';
+
+-- Verified pairs of a table: as simhash_similar_pairs(query); on a table Citus distributes,
+-- from 0.7 (LSH candidates), found and verified on the workers (simhash_similar_parts).
+CREATE FUNCTION simhash_similar_pairs(tbl regclass, id_column name, text_column name,
+                                      min_similarity double precision)
+    RETURNS TABLE (id1 bigint, id2 bigint, similarity double precision)
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    job record;
+BEGIN
+    PERFORM @extschema@.simhash_check_pair_columns(tbl, id_column, text_column, true);
+    IF NOT @extschema@.simhash_citus_distributed(tbl) OR NOT min_similarity BETWEEN 0.7 AND 1
+       OR (SELECT r.candidates FROM @extschema@.simhash_similar_recipes(min_similarity) r LIMIT 1) OPERATOR(pg_catalog.<>) 'lsh' THEN
+        RETURN QUERY SELECT * FROM @extschema@.simhash_similar_pairs(
+            format('SELECT %I, %I FROM %s', id_column, text_column, tbl), min_similarity);
+        RETURN;
+    END IF;
+    job := @extschema@.simhash_similar_parts(tbl, id_column, text_column, min_similarity);
+    RETURN QUERY EXECUTE job.pairs_query;
+    EXECUTE format('DROP TABLE %s', array_to_string(job.scratch, ', '));
+END
+$$;
+COMMENT ON FUNCTION simhash_similar_pairs(regclass, name, name, double precision) IS
+'every pair of rows of tbl whose texts (text_column) have a simhash_jaccard of at least min_similarity, as simhash_similar_pairs(''SELECT id, body FROM tbl'', min_similarity) (id_column: unique bigint, integer or smallint); on a table Citus distributes, from 0.7, the candidates (pairs sharing a simhash_lsh key) are found and verified on the workers';
+
+-- Verified clusters of a table: as simhash_similar_clusters(query); on a table Citus
+-- distributes, joined on the coordinator from the pairs the workers verified.
+CREATE FUNCTION simhash_similar_clusters(tbl regclass, id_column name, text_column name,
+                                         min_similarity double precision)
+    RETURNS TABLE (id bigint, cluster_id bigint, similarity double precision)
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF NOT @extschema@.simhash_citus_distributed(tbl) THEN
+        PERFORM @extschema@.simhash_check_pair_columns(tbl, id_column, text_column, true);
+        RETURN QUERY SELECT * FROM @extschema@.simhash_similar_clusters(
+            format('SELECT %I, %I FROM %s', id_column, text_column, tbl), min_similarity);
+        RETURN;
+    END IF;
+    CREATE TEMP TABLE simhash_similar_pairs_found ON COMMIT DROP AS
+    SELECT * FROM @extschema@.simhash_similar_pairs(tbl, id_column, text_column, min_similarity);
+    RETURN QUERY
+    WITH best AS (SELECT b.id, max(b.similarity) AS similarity FROM (
+                      SELECT p.id1 AS id, p.similarity FROM pg_temp.simhash_similar_pairs_found p
+                      UNION ALL SELECT p.id2, p.similarity FROM pg_temp.simhash_similar_pairs_found p) b
+                  GROUP BY b.id)
+    SELECT c.id, c.cluster_id, best.similarity
+    FROM @extschema@.simhash_clusters_of_pairs(
+             'SELECT id1, id2, 0::bigint, 0::bigint FROM pg_temp.simhash_similar_pairs_found') c
+    JOIN best ON best.id OPERATOR(pg_catalog.=) c.id
+    ORDER BY c.cluster_id, c.id;
+    DROP TABLE pg_temp.simhash_similar_pairs_found;
+END
+$$;
+COMMENT ON FUNCTION simhash_similar_clusters(regclass, name, name, double precision) IS
+'connected components of the verified pairs of tbl, as simhash_similar_clusters(''SELECT id, body FROM tbl'', min_similarity); on a table Citus distributes the pairs come from the workers (simhash_similar_pairs(tbl, ...)) and the clusters are joined on the coordinator';
 
 -- The lim rows most similar to a text, most similar first: candidates are the rows whose
 -- keys_col (a bigint[] holding simhash_lsh(text_col), best with a GIN index) shares a key

@@ -16,10 +16,12 @@
 # on a plain (not distributed) copy of the same rows on the coordinator:
 #   a. simhash_create_index('docs', 'fp', 3) and simhash_near(fp, <const>, 3)
 #   b. simhash_pairs('SELECT id, fp FROM docs', 3), and the table form
-#      simhash_pairs('docs', 'id', 'fp', k) that finds the pairs on the workers (k = 3, 6)
+#      simhash_pairs('docs', 'id', 'fp', k) that finds the pairs on the workers (k = 3, 6),
+#      and simhash_clusters('docs', 'id', 'fp', 6) joined from them
 #   c. a GIN index on lsh = simhash_lsh(body), searched with lsh && simhash_lsh(q) AND
 #      simhash_jaccard(body, q) >= 0.8
-#   d. simhash_similar_pairs('SELECT id, body FROM docs', 0.8)
+#   d. simhash_similar_pairs('SELECT id, body FROM docs', 0.8), and the table forms
+#      simhash_similar_pairs/_clusters('docs', 'id', 'body', 0.8) that work on the workers
 #   e. the simhash_dedupe('body', 'fp', '3', 'reject') trigger on the distributed table
 #      (with citus.enable_unsafe_triggers): it runs on each shard and could see only that
 #      shard's rows, so it must refuse every insert (0A000) rather than let near duplicates
@@ -264,6 +266,14 @@ for k in 3 6; do
             "simhash_pairs('docs', 'id', 'fp', ${k}): ${na} pairs, brute force ${nb}, extra ${ab}, missed ${ba}, repeated ${rep}; intermediate tables left: ${left}"
     fi
 done
+# Its clusters, joined on the coordinator from the workers' pairs: the query form's on the
+# plain copy, row for row (id, cluster_id, distance).
+if try_sql b-clusters-workers -c "CREATE TABLE res_bc AS SELECT * FROM simhash_clusters('docs', 'id', 'fp', 6)"; then
+    sql -c "CREATE TABLE ref_bc AS SELECT * FROM simhash_clusters('SELECT id, fp FROM docs_local', 6)"
+    read -r na nb ab ba <<<"$(compare res_bc ref_bc)"
+    result b-clusters-workers "$([[ ${ab} -eq 0 && ${ba} -eq 0 && ${na} -gt 0 ]] && echo 1 || echo 0)" \
+        "simhash_clusters('docs', 'id', 'fp', 6): ${na} rows in clusters, one node ${nb}, differ ${ab} + ${ba}"
+fi
 
 # --- c. GIN index on simhash_lsh keys -------------------------------------------------------
 
@@ -325,6 +335,18 @@ SQL
     read -r _ nbf fp_d miss_d <<<"$(compare res_d bf_d)"
     ok=$([[ ${ab} -eq 0 && ${ba} -eq 0 && ${fp_d} -eq 0 && $((miss_d * 100)) -le ${nbf} ]] && echo 1 || echo 0)
     result d-similar-pairs "${ok}" "${na} pairs (plain table ${nb}, diff ${ab}+${ba}), brute force ${nbf}, extra ${fp_d}, missed ${miss_d} (LSH recall)"
+fi
+# The table forms find and verify the pairs on the workers: the same pairs and similarities
+# as one node, exactly; and the clusters joined from them, row for row.
+if try_sql d-similar-workers -c "CREATE TABLE res_dw AS SELECT * FROM simhash_similar_pairs('docs', 'id', 'body', 0.8)" \
+        -c "CREATE TABLE loc_dw AS SELECT * FROM simhash_similar_pairs('SELECT id, body FROM docs_local', 0.8)" \
+        -c "CREATE TABLE res_dc AS SELECT * FROM simhash_similar_clusters('docs', 'id', 'body', 0.8)" \
+        -c "CREATE TABLE loc_dc AS SELECT * FROM simhash_similar_clusters('SELECT id, body FROM docs_local', 0.8)"; then
+    read -r na nb ab ba <<<"$(compare res_dw loc_dw)"
+    read -r nc ncl cb cl <<<"$(compare res_dc loc_dc)"
+    left=$(sql -c "SELECT count(*) FROM pg_class WHERE relname LIKE 'simhash_similar_%'")
+    result d-similar-workers "$([[ ${ab} -eq 0 && ${ba} -eq 0 && ${na} -gt 0 && ${cb} -eq 0 && ${cl} -eq 0 && ${left} -eq 0 ]] && echo 1 || echo 0)" \
+        "simhash_similar_pairs('docs', 'id', 'body', 0.8): ${na} pairs with their similarity, one node ${nb}, differ ${ab}+${ba}; clusters ${nc} rows, one node ${ncl}, differ ${cb}+${cl}; intermediate tables left: ${left}"
 fi
 
 # --- e. the dedupe trigger ---------------------------------------------------------------------
