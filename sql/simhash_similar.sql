@@ -376,6 +376,8 @@ SELECT (SELECT count(*) FROM (SELECT * FROM simhash_similar_pairs('sim_docs', 'i
        (SELECT count(*) FROM simhash_similar_pairs('sim_docs', 'id', 'body', 0.8)) AS pairs,
        (SELECT count(*) FROM (SELECT * FROM simhash_similar_clusters('sim_docs', 'id', 'body', 0.8)
                               EXCEPT SELECT * FROM simhash_similar_clusters('SELECT id, body FROM sim_docs', 0.8)) x) AS clusters_differ;
+SELECT simhash_lsh_first_shared('{1,2,3}', '{4,2,3}') AS second, simhash_lsh_first_shared('{1,2}', '{3,4}') AS none;
+SELECT simhash_lsh_first_shared('{1,NULL}', '{1,2}');
 SELECT * FROM simhash_similar_pairs('sim_docs', 'id', 'nope', 0.8);
 SELECT * FROM simhash_similar_pairs('sim_docs', 'body', 'id', 0.8);
 

@@ -321,6 +321,26 @@ make_view_config(FunctionCallInfo fcinfo, TriggerData *td)
 /* Rows of the view's search read at a time. */
 #define VIEW_SEARCH_BATCH 256
 
+/* "(id)=(42)" of a row the search query returned (its key columns first), or its ctid. */
+static char *
+view_key_text(DedupeConfig *c, HeapTuple row, TupleDesc desc)
+{
+	StringInfoData buf;
+
+	if (c->nkeys == 0)
+		return psprintf("(ctid)=(%s)", SPI_getvalue(row, desc, 1));
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "(%s)=(", c->key_names);
+	for (int i = 0; i < c->nkeys; i++)
+	{
+		char	   *v = SPI_getvalue(row, desc, i + 1);
+
+		appendStringInfo(&buf, "%s%s", i > 0 ? ", " : "", v ? v : "null");
+	}
+	appendStringInfoChar(&buf, ')');
+	return buf.data;
+}
+
 /* Runs the search query (an SPI connection is open); the near duplicate into *found. */
 static void
 view_search(DedupeConfig *c, RowWork *w, MemoryContext upper, Found *found)
@@ -386,23 +406,8 @@ view_search(DedupeConfig *c, RowWork *w, MemoryContext upper, Found *found)
 		found->key = datumCopy(SPI_getbinval(row, desc, 1, &isnull), att->attbyval, att->attlen);
 	}
 	/* the writer's own query found the row, so the writer may read its key */
-	if (c->policy != POLICY_SKIP && c->nkeys == 0)
-		found->key_text = psprintf("(ctid)=(%s)", SPI_getvalue(row, desc, 1));
-	else if (c->policy != POLICY_SKIP)
-	{
-		StringInfoData buf;
-
-		initStringInfo(&buf);
-		appendStringInfo(&buf, "(%s)=(", c->key_names);
-		for (int i = 0; i < c->nkeys; i++)
-		{
-			char	   *v = SPI_getvalue(row, desc, i + 1);
-
-			appendStringInfo(&buf, "%s%s", i > 0 ? ", " : "", v ? v : "null");
-		}
-		appendStringInfoChar(&buf, ')');
-		found->key_text = buf.data;
-	}
+	if (c->policy != POLICY_SKIP)
+		found->key_text = view_key_text(c, row, desc);
 	MemoryContextSwitchTo(spi);
 }
 

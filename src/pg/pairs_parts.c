@@ -441,3 +441,33 @@ simhash_clusters_of_pairs(PG_FUNCTION_ARGS)
 	}
 	return (Datum) 0;
 }
+
+PG_FUNCTION_INFO_V1(simhash_lsh_first_shared);
+
+/*
+ * simhash_lsh_first_shared(a bigint[], b bigint[]) -> integer: the first band (1-based) in
+ * which two rows' simhash_lsh keys are equal, NULL when none is. The verified table forms
+ * keep a candidate pair only in the part of that band's key, so that it comes out once.
+ */
+Datum
+simhash_lsh_first_shared(PG_FUNCTION_ARGS)
+{
+	ArrayType  *a = PG_GETARG_ARRAYTYPE_P(0);
+	ArrayType  *b = PG_GETARG_ARRAYTYPE_P(1);
+	int			n;
+	const int64 *x;
+	const int64 *y;
+
+	if (ARR_NDIM(a) != 1 || ARR_NDIM(b) != 1 || ARR_ELEMTYPE(a) != INT8OID ||
+		ARR_ELEMTYPE(b) != INT8OID || array_contains_nulls(a) || array_contains_nulls(b))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash_lsh_first_shared: the keys must be one-dimensional bigint arrays without NULL")));
+	n = Min(ARR_DIMS(a)[0], ARR_DIMS(b)[0]);
+	x = (const int64 *) ARR_DATA_PTR(a);
+	y = (const int64 *) ARR_DATA_PTR(b);
+	for (int i = 0; i < n; i++)
+		if (x[i] == y[i])
+			PG_RETURN_INT32(i + 1);
+	PG_RETURN_NULL();
+}

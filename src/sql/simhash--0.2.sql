@@ -1089,15 +1089,24 @@ CREATE FUNCTION simhash_similar_clusters(query text, min_similarity double preci
 COMMENT ON FUNCTION simhash_similar_clusters(text, double precision) IS
 'connected components of the pairs of simhash_similar_pairs(query, min_similarity): each row that has a similar row, with cluster_id = the smallest id of its component and similarity = its highest similarity to another row of it, ordered by cluster_id, id; rows not returned have no similar row';
 
+CREATE FUNCTION simhash_lsh_first_shared(a bigint[], b bigint[]) RETURNS integer
+    AS 'MODULE_PATHNAME', 'simhash_lsh_first_shared'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_lsh_first_shared(bigint[], bigint[]) IS
+'the first band (1-based) in which two simhash_lsh key arrays are equal; NULL when none is';
+
 -- The verified table forms on a table Citus distributes (t >= 0.7, where candidates are the
 -- pairs sharing a simhash_lsh key): four intermediate tables in tbl's schema, each filled
 -- by Citus (repartitioning INSERT ... SELECT, colocated joins pushed down), on the workers:
---   keys   (part, band, key, id)  each row once a band, by the part of (band, key);
---   cands  (id1, id2)             the pairs sharing a (band, key), found per part;
---   texts  (id, body)             the texts, colocated with cands;
---   sides  (id2, id1, body1)      each candidate once, with id1's text, colocated by id2.
--- Returns their names (dropped by the caller) and the query of the verified pairs, which
--- joins sides with texts where they are and keeps simhash_jaccard >= t.
+--   keys   (part, band, key, id, keys)  each row once a band, by the part of (band, key);
+--   cands  (id1, id2)                   the pairs sharing a (band, key), each once: in the
+--                                       part of the first band they share;
+--   texts  (id, body, set)              each row's text and shingle set (shingled once),
+--                                       colocated with cands;
+--   sides  (id2, id1, body1, n1)        each candidate with id1's text and set size,
+--                                       colocated by id2.
+-- Returns their names (dropped by the caller) and the query of the verified pairs: sides
+-- joined with texts where they are, the set sizes filtered, simhash_jaccard >= t.
 CREATE FUNCTION simhash_similar_parts(tbl regclass, id_column name, text_column name,
                                       min_similarity double precision,
                                       OUT scratch text[], OUT pairs_query text)
@@ -1112,30 +1121,36 @@ DECLARE
                                     substr(md5(random()::text || clock_timestamp()::text), 1, 12)));
 BEGIN
     scratch := ARRAY[base || '_keys', base || '_cands', base || '_texts', base || '_sides'];
-    EXECUTE format('CREATE UNLOGGED TABLE %s (part integer, band integer, key bigint, id bigint)', scratch[1]);
+    EXECUTE format('CREATE UNLOGGED TABLE %s (part integer, band integer, key bigint, id bigint, keys bigint[])', scratch[1]);
     EXECUTE format('CREATE UNLOGGED TABLE %s (id1 bigint, id2 bigint)', scratch[2]);
-    EXECUTE format('CREATE UNLOGGED TABLE %s (id bigint, body text)', scratch[3]);
-    EXECUTE format('CREATE UNLOGGED TABLE %s (id2 bigint, id1 bigint, body1 text)', scratch[4]);
+    EXECUTE format('CREATE UNLOGGED TABLE %s (id bigint, body text, set bigint[])', scratch[3]);
+    EXECUTE format('CREATE UNLOGGED TABLE %s (id2 bigint, id1 bigint, body1 text, n1 integer)', scratch[4]);
     EXECUTE format('SELECT create_distributed_table(%L, %L, colocate_with => %L)', scratch[1], 'part', 'none');
     EXECUTE format('SELECT create_distributed_table(%L, %L, colocate_with => %L)', scratch[2], 'id1', 'none');
     EXECUTE format('SELECT create_distributed_table(%L, %L, colocate_with => %L)', scratch[3], 'id', scratch[2]);
     EXECUTE format('SELECT create_distributed_table(%L, %L, colocate_with => %L)', scratch[4], 'id2', scratch[2]);
     EXECUTE format('INSERT INTO %s SELECT (pg_catalog.hashint8extended(u.key, u.band) OPERATOR(pg_catalog.&) 9223372036854775807) OPERATOR(pg_catalog.%%) %s,
-                           u.band, u.key, t.%I
-                    FROM %s t, pg_catalog.unnest(@extschema@.simhash_lsh(t.%I::pg_catalog.text)) WITH ORDINALITY u(key, band)
-                    WHERE t.%I IS NOT NULL',
-                   scratch[1], parts, id_column, tbl, text_column, text_column);
+                           u.band, u.key, t.id, t.keys
+                    FROM (SELECT %I AS id, @extschema@.simhash_lsh(%I::pg_catalog.text) AS keys FROM %s WHERE %I IS NOT NULL) t,
+                         pg_catalog.unnest(t.keys) WITH ORDINALITY u(key, band)',
+                   scratch[1], parts, id_column, text_column, tbl, text_column);
     EXECUTE format('INSERT INTO %s SELECT a.id, b.id FROM %s a JOIN %s b ON a.part OPERATOR(pg_catalog.=) b.part
-                    AND a.band OPERATOR(pg_catalog.=) b.band AND a.key OPERATOR(pg_catalog.=) b.key AND a.id OPERATOR(pg_catalog.<) b.id',
+                    AND a.band OPERATOR(pg_catalog.=) b.band AND a.key OPERATOR(pg_catalog.=) b.key AND a.id OPERATOR(pg_catalog.<) b.id
+                    WHERE @extschema@.simhash_lsh_first_shared(a.keys, b.keys) OPERATOR(pg_catalog.=) a.band',
                    scratch[2], scratch[1], scratch[1]);
-    EXECUTE format('INSERT INTO %s SELECT t.%I, t.%I::pg_catalog.text FROM %s t WHERE t.%I IS NOT NULL',
-                   scratch[3], id_column, text_column, tbl, text_column);
-    EXECUTE format('INSERT INTO %s SELECT c.id2, c.id1, x.body FROM (SELECT DISTINCT id1, id2 FROM %s) c
+    EXECUTE format('INSERT INTO %s SELECT t.%I, t.%I::pg_catalog.text, @extschema@.simhash_shingles(t.%I::pg_catalog.text)
+                    FROM %s t WHERE t.%I IS NOT NULL',
+                   scratch[3], id_column, text_column, text_column, tbl, text_column);
+    EXECUTE format('INSERT INTO %s SELECT c.id2, c.id1, x.body, pg_catalog.cardinality(x.set) FROM %s c
                     JOIN %s x ON x.id OPERATOR(pg_catalog.=) c.id1',
                    scratch[4], scratch[2], scratch[3]);
-    pairs_query := format('SELECT v.id1, v.id2, v.similarity FROM (SELECT s.id1, s.id2, @extschema@.simhash_jaccard(s.body1, x.body) AS similarity
-                           FROM %s s JOIN %s x ON x.id OPERATOR(pg_catalog.=) s.id2) v
-                           WHERE v.similarity OPERATOR(pg_catalog.>=) %s',
+    -- (sizes first: |A n B| / |A u B| >= t needs min(|A|, |B|) >= t max(|A|, |B|); then the
+    -- similarity through a function scan, so that it is computed once a pair)
+    pairs_query := format('SELECT s.id1, s.id2, j.similarity FROM %1$s s JOIN %2$s x ON x.id OPERATOR(pg_catalog.=) s.id2
+                           AND LEAST(s.n1, pg_catalog.cardinality(x.set))::float8 OPERATOR(pg_catalog.>=)
+                               ((%3$s OPERATOR(pg_catalog.*) GREATEST(s.n1, pg_catalog.cardinality(x.set))) OPERATOR(pg_catalog.-) 1e-9)
+                           CROSS JOIN LATERAL pg_catalog.unnest(ARRAY[@extschema@.simhash_jaccard(x.set, @extschema@.simhash_shingles(s.body1))]) j(similarity)
+                           WHERE j.similarity OPERATOR(pg_catalog.>=) %3$s',
                           scratch[4], scratch[3], min_similarity);
 END
 $$;
