@@ -232,6 +232,10 @@ SELECT simhash_pair_part(-1, 3, 4, 8);
 SELECT simhash_pair_part(-1, 16, 0, 8);
 SELECT simhash_part_pairs(i, 0, 3, 0, 1) FROM generate_series(1, 2) i;
 SELECT simhash_part_pairs(1, f, 3, 0, 1) FROM (VALUES (0), (1)) v(f);
+SELECT simhash_part_pairs(i, 0, 3, 0, 0) FROM generate_series(1, 2) i;
+SELECT simhash_part_pairs(i, 0, 3, 5, 4) FROM generate_series(1, 2) i;
+-- not a window function: its final step is called once
+SELECT simhash_part_pairs(g, 0, 3, 0, 1) OVER (ORDER BY g) FROM generate_series(1, 3) g;
 
 -- The table form: on a table Citus does not distribute, the query form's answer; its
 -- columns checked (test/citus/run.sh compares it on a distributed table).
@@ -252,9 +256,15 @@ FROM simhash_clusters_of_pairs(
    JOIN pairs_table a ON a.id = p.id1 JOIN pairs_table b ON b.id = p.id2') c;
 SELECT * FROM simhash_clusters_of_pairs('SELECT 1, 2, 3');
 SELECT * FROM simhash_clusters_of_pairs('SELECT 1::bigint, NULL::bigint, 0::bigint, 0::bigint');
+SELECT * FROM simhash_clusters_of_pairs('SELECT 1::bigint, 2::bigint, 0::bigint, 0::bigint UNION ALL SELECT 1, 3, 1, 0');
+SELECT * FROM simhash_clusters_of_pairs('SELECT 1::bigint, 2::bigint, 0::bigint, 0::bigint WHERE false');
+SELECT * FROM simhash_clusters_of_pairs('SELECT 1::bigint, 2::bigint, 0::bigint, 0 WHERE false');
 SELECT * FROM simhash_pairs('pairs_table', 'nope', 'fp', 3);
 CREATE TABLE pairs_text_id AS SELECT id::text AS id, fp FROM pairs_table;
 SELECT * FROM simhash_pairs('pairs_text_id', 'id', 'fp', 3);
+INSERT INTO pairs_table VALUES (NULL, 1);
+SELECT * FROM simhash_pairs('pairs_table', 'id', 'fp', 3);
+DELETE FROM pairs_table WHERE id IS NULL;
 INSERT INTO pairs_table SELECT id, fp # 1 FROM pairs_table WHERE fp IS NOT NULL LIMIT 1;
 SELECT * FROM simhash_pairs('pairs_table', 'id', 'fp', 3);
 DROP TABLE pairs_table, pairs_text_id;

@@ -378,6 +378,10 @@ SELECT (SELECT count(*) FROM (SELECT * FROM simhash_similar_pairs('sim_docs', 'i
                               EXCEPT SELECT * FROM simhash_similar_clusters('SELECT id, body FROM sim_docs', 0.8)) x) AS clusters_differ;
 SELECT simhash_lsh_first_shared('{1,2,3}', '{4,2,3}') AS second, simhash_lsh_first_shared('{1,2}', '{3,4}') AS none;
 SELECT simhash_lsh_first_shared('{1,NULL}', '{1,2}');
+SELECT simhash_lsh_first_shared('{}', '{1,2}') IS NULL AS empty_none;
+CREATE TABLE sim_chars AS SELECT id, body::char(300) AS body FROM sim_docs;
+SELECT count(*) > 0 AS char_column FROM simhash_similar_pairs('sim_chars', 'id', 'body', 0.8);
+DROP TABLE sim_chars;
 SELECT * FROM simhash_similar_pairs('sim_docs', 'id', 'nope', 0.8);
 SELECT * FROM simhash_similar_pairs('sim_docs', 'body', 'id', 0.8);
 

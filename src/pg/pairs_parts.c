@@ -37,14 +37,25 @@
 
 /* The blocks a distance is cut into: max_distance + 1, at least 2. */
 static int
-part_blocks(int max_distance)
+part_blocks(const char *fname, int max_distance)
 {
 	if (max_distance < 0 || max_distance + 1 > SIMHASH_MAX_BLOCKS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("simhash_pair_part: max_distance must be from 0 to %d, got %d",
-						SIMHASH_MAX_BLOCKS - 1, max_distance)));
+				 errmsg("%s: max_distance must be from 0 to %d, got %d",
+						fname, SIMHASH_MAX_BLOCKS - 1, max_distance)));
 	return Max(2, max_distance + 1);
+}
+
+/* Checks a part number against the number of parts. */
+static void
+check_part(const char *fname, int32 part, int32 parts)
+{
+	if (parts < 1 || part < 0 || part >= parts)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: parts must be at least 1 and part from 0 to parts - 1, got %d and %d",
+						fname, part, parts)));
 }
 
 static uint32
@@ -77,7 +88,7 @@ Datum
 simhash_pair_part(PG_FUNCTION_ARGS)
 {
 	uint64		fp = (uint64) PG_GETARG_INT64(0);
-	int			blocks = part_blocks(PG_GETARG_INT32(1));
+	int			blocks = part_blocks("simhash_pair_part", PG_GETARG_INT32(1));
 	int32		block = PG_GETARG_INT32(2);
 	int32		parts = PG_GETARG_INT32(3);
 
@@ -120,9 +131,10 @@ simhash_part_pairs_step(PG_FUNCTION_ARGS)
 					 errmsg("simhash_part_pairs: max_distance, part and parts must not be NULL")));
 		s = MemoryContextAllocZero(aggcxt, sizeof(PartRows));
 		s->max_distance = PG_GETARG_INT32(3);
-		(void) part_blocks(s->max_distance);
+		(void) part_blocks("simhash_part_pairs", s->max_distance);
 		s->part = PG_GETARG_INT32(4);
 		s->parts = PG_GETARG_INT32(5);
+		check_part("simhash_part_pairs", s->part, s->parts);
 		s->capacity = 1024;
 		s->ids = MemoryContextAlloc(aggcxt, s->capacity * sizeof(int64));
 		s->fps = MemoryContextAlloc(aggcxt, s->capacity * sizeof(uint64));
@@ -159,11 +171,12 @@ compare_rows(const void *a, const void *b, void *arg)
 }
 
 /*
- * Drops a row met again through another of its blocks (same id, same fingerprint); a
- * second fingerprint under one id is an error, as in simhash_pairs(query).
+ * The part's rows without those met again through another of their blocks (same id, same
+ * fingerprint), into fresh arrays (*ids, *fps, *n): the aggregate's state is left as it is.
+ * A second fingerprint under one id is an error, as in simhash_pairs(query).
  */
 static void
-unique_rows(PartRows *s)
+unique_rows(const PartRows *s, int64 **ids_out, uint64 **fps_out, size_t *n_out)
 {
 	size_t	   *order = palloc(Max(s->n, 1) * sizeof(size_t));
 	int64	   *ids = palloc(Max(s->n, 1) * sizeof(int64));
@@ -172,7 +185,7 @@ unique_rows(PartRows *s)
 
 	for (size_t i = 0; i < s->n; i++)
 		order[i] = i;
-	qsort_arg(order, s->n, sizeof(size_t), compare_rows, s);
+	qsort_arg(order, s->n, sizeof(size_t), compare_rows, (void *) s);
 	for (size_t i = 0; i < s->n; i++)
 	{
 		int64		id = s->ids[order[i]];
@@ -191,16 +204,17 @@ unique_rows(PartRows *s)
 		fps[n] = fp;
 		n++;
 	}
-	s->ids = ids;
-	s->fps = fps;
-	s->n = n;
+	pfree(order);
+	*ids_out = ids;
+	*fps_out = fps;
+	*n_out = n;
 }
 
 /* True when this part is the one of the first block fingerprints a and b agree on. */
 static bool
 first_shared_block_here(const PartRows *s, uint64 a, uint64 b)
 {
-	int			blocks = part_blocks(s->max_distance);
+	int			blocks = part_blocks("simhash_part_pairs", s->max_distance);
 
 	for (int block = 0; block < blocks; block++)
 		if (block_of(a, blocks, block) == block_of(b, blocks, block))
@@ -230,17 +244,20 @@ simhash_part_pairs_final(PG_FUNCTION_ARGS)
 	Datum	   *out;
 	size_t		nout = 0;
 	size_t		out_capacity = 5 * 1024;
+	int64	   *ids;
+	uint64	   *fps;
+	size_t		n;
 
 	if (s == NULL || s->n < 2)
 		PG_RETURN_NULL();
-	unique_rows(s);
-	simhash_check_status(simhash_pair_plan_init(&plan, s->n, s->max_distance, errbuf, sizeof(errbuf)),
+	unique_rows(s, &ids, &fps, &n);
+	simhash_check_status(simhash_pair_plan_init(&plan, n, s->max_distance, errbuf, sizeof(errbuf)),
 						 errbuf);
 	simhash_pair_plan_shape(&plan, &tables, NULL, NULL);
-	simhash_check_status(simhash_pair_workspace_bytes(&plan, s->n, 0, tables, &bytes, errbuf,
+	simhash_check_status(simhash_pair_workspace_bytes(&plan, n, 0, tables, &bytes, errbuf,
 													  sizeof(errbuf)), errbuf);
 	workspace = MemoryContextAllocHuge(CurrentMemoryContext, bytes);
-	simhash_check_status(simhash_pair_iter_begin(&iter, &plan, s->fps, s->n, 0, tables,
+	simhash_check_status(simhash_pair_iter_begin(&iter, &plan, fps, n, 0, tables,
 												 workspace, bytes, errbuf, sizeof(errbuf)), errbuf);
 	out = palloc(out_capacity * sizeof(Datum));
 	while (!finished)
@@ -256,25 +273,31 @@ simhash_part_pairs_final(PG_FUNCTION_ARGS)
 			size_t		i = batch[p].i;
 			size_t		j = batch[p].j;
 
-			if (!first_shared_block_here(s, s->fps[i], s->fps[j]))
+			if (!first_shared_block_here(s, fps[i], fps[j]))
 				continue;
 			if (nout + 5 > out_capacity)
 			{
+				if (out_capacity * 2 > MaxArraySize)
+					ereport(ERROR,
+							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+							 errmsg("simhash_part_pairs: more than %zu pairs in one part",
+									(size_t) MaxArraySize / 5),
+							 errhint("Give the intermediate table more parts: raise citus.shard_count, or use the query form of simhash_pairs.")));
 				out_capacity *= 2;
 				out = repalloc_huge(out, out_capacity * sizeof(Datum));
 			}
-			if (s->ids[i] > s->ids[j])
+			if (ids[i] > ids[j])
 			{
 				size_t		t = i;
 
 				i = j;
 				j = t;
 			}
-			out[nout++] = Int64GetDatum(s->ids[i]);
-			out[nout++] = Int64GetDatum(s->ids[j]);
+			out[nout++] = Int64GetDatum(ids[i]);
+			out[nout++] = Int64GetDatum(ids[j]);
 			out[nout++] = Int64GetDatum(batch[p].distance);
-			out[nout++] = Int64GetDatum((int64) s->fps[i]);
-			out[nout++] = Int64GetDatum((int64) s->fps[j]);
+			out[nout++] = Int64GetDatum((int64) fps[i]);
+			out[nout++] = Int64GetDatum((int64) fps[j]);
 		}
 	}
 	pfree(workspace);
@@ -309,6 +332,11 @@ row_number_of(PairRows *r, int64 id, uint64 fp)
 	bool		found;
 	RowNumber  *e = hash_search(r->index, &id, HASH_ENTER, &found);
 
+	if (found && r->fps[e->row] != fp)
+		ereport(ERROR,
+				(errcode(ERRCODE_CARDINALITY_VIOLATION),
+				 errmsg("simhash_clusters_of_pairs: id " INT64_FORMAT " has two fingerprints", id),
+				 errhint("Ids name the rows in the result, so they must be unique.")));
 	if (found)
 		return e->row;
 	if (r->n == r->capacity)
@@ -344,16 +372,21 @@ read_pairs(PairRows *r, const char *query)
 	r->ids = palloc(r->capacity * sizeof(int64));
 	r->fps = palloc(r->capacity * sizeof(uint64));
 	r->pairs = palloc(r->pairs_capacity * sizeof(simhash_pair));
-	portal = SPI_cursor_open_with_args(NULL, query, 0, NULL, NULL, NULL, true, 0);
+	portal = SPI_cursor_open_with_args(NULL, query, 0, NULL, NULL, NULL, false, 0);
 	for (;;)
 	{
 		SPI_cursor_fetch(portal, true, 1000);
-		if (SPI_processed == 0)
-			break;
-		if (SPI_tuptable->tupdesc->natts != 4)
+		if (SPI_tuptable == NULL || SPI_tuptable->tupdesc->natts != 4)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("simhash_clusters_of_pairs: the query must return id1, id2, fp1, fp2")));
+		for (int c = 0; c < 4; c++)
+			if (TupleDescAttr(SPI_tuptable->tupdesc, c)->atttypid != INT8OID)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("simhash_clusters_of_pairs: column %d of the query must be bigint", c + 1)));
+		if (SPI_processed == 0)
+			break;
 		for (uint64 t = 0; t < SPI_processed; t++)
 		{
 			Datum		v[4];
@@ -361,10 +394,6 @@ read_pairs(PairRows *r, const char *query)
 
 			for (int c = 0; c < 4; c++)
 			{
-				if (TupleDescAttr(SPI_tuptable->tupdesc, c)->atttypid != INT8OID)
-					ereport(ERROR,
-							(errcode(ERRCODE_DATATYPE_MISMATCH),
-							 errmsg("simhash_clusters_of_pairs: column %d of the query must be bigint", c + 1)));
 				v[c] = SPI_getbinval(SPI_tuptable->vals[t], SPI_tuptable->tupdesc, c + 1, &isnull[c]);
 				if (isnull[c])
 					ereport(ERROR,
@@ -458,6 +487,8 @@ simhash_lsh_first_shared(PG_FUNCTION_ARGS)
 	const int64 *x;
 	const int64 *y;
 
+	if (ARR_NDIM(a) == 0 || ARR_NDIM(b) == 0)
+		PG_RETURN_NULL();		/* an empty array: no band */
 	if (ARR_NDIM(a) != 1 || ARR_NDIM(b) != 1 || ARR_ELEMTYPE(a) != INT8OID ||
 		ARR_ELEMTYPE(b) != INT8OID || array_contains_nulls(a) || array_contains_nulls(b))
 		ereport(ERROR,

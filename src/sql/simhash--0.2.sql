@@ -822,9 +822,11 @@ COMMENT ON FUNCTION simhash_part_pairs_step(internal, bigint, bigint, integer, i
 'transition function of simhash_part_pairs: keeps a row of the part';
 COMMENT ON FUNCTION simhash_part_pairs_final(internal) IS
 'final function of simhash_part_pairs: the pairs of the part''s rows';
+-- (FINALFUNC_MODIFY = READ_WRITE: the final function is called once, never as a window's)
 CREATE AGGREGATE simhash_part_pairs(id bigint, fp bigint, max_distance integer, part integer,
                                     parts integer) (
-    SFUNC = simhash_part_pairs_step, STYPE = internal, FINALFUNC = simhash_part_pairs_final);
+    SFUNC = simhash_part_pairs_step, STYPE = internal, FINALFUNC = simhash_part_pairs_final,
+    FINALFUNC_MODIFY = READ_WRITE);
 COMMENT ON AGGREGATE simhash_part_pairs(bigint, bigint, integer, integer, integer) IS
 'the pairs within max_distance among the rows of one part (rows sent there by simhash_pair_part) whose first shared block is that part''s, as a flat bigint[] of (id1, id2, distance, fp1, fp2) for each, id1 < id2; NULL for none';
 
@@ -835,13 +837,23 @@ CREATE FUNCTION simhash_citus_distributed(tbl regclass) RETURNS boolean
     AS $$
 DECLARE
     method "char";
+    coordinator boolean;
 BEGIN
     IF to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
         RETURN false;
     END IF;
     EXECUTE 'SELECT partmethod FROM pg_catalog.pg_dist_partition WHERE logicalrelid OPERATOR(pg_catalog.=) $1'
         INTO method USING tbl;
-    RETURN method IS NOT NULL AND method OPERATOR(pg_catalog.<>) 'n';
+    IF method IS NULL OR method OPERATOR(pg_catalog.=) 'n' THEN
+        RETURN false;
+    END IF;
+    -- a worker with the metadata sees the table as distributed too; only the coordinator
+    -- makes the intermediate tables (elsewhere the query form pulls the rows)
+    IF to_regproc('pg_catalog.citus_is_coordinator') IS NOT NULL THEN
+        EXECUTE 'SELECT pg_catalog.citus_is_coordinator()' INTO coordinator;
+        RETURN coordinator;
+    END IF;
+    RETURN true;
 END
 $$;
 COMMENT ON FUNCTION simhash_citus_distributed(regclass) IS
@@ -859,6 +871,7 @@ DECLARE
     id_type regtype;
     fp_type regtype;
     dup bigint;
+    has_null boolean;
 BEGIN
     SELECT a.atttypid INTO id_type FROM pg_attribute a
     WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attname OPERATOR(pg_catalog.=) id_column
@@ -873,14 +886,15 @@ BEGIN
     END IF;
     IF id_type NOT IN ('bigint'::regtype, 'integer'::regtype, 'smallint'::regtype)
        OR (NOT is_text AND fp_type OPERATOR(pg_catalog.<>) 'bigint'::regtype)
-       OR (is_text AND fp_type NOT IN ('text'::regtype, 'character varying'::regtype)) THEN
+       OR (is_text AND fp_type NOT IN ('text'::regtype, 'character varying'::regtype, 'character'::regtype)) THEN
         RAISE EXCEPTION 'simhash: the id column must be bigint, integer or smallint and the % column %, got % and %',
             CASE WHEN is_text THEN 'text' ELSE 'fingerprint' END,
-            CASE WHEN is_text THEN 'text or varchar' ELSE 'bigint' END, id_type, fp_type
+            CASE WHEN is_text THEN 'text, varchar or char' ELSE 'bigint' END, id_type, fp_type
             USING ERRCODE = 'datatype_mismatch';
     END IF;
     IF NOT EXISTS (SELECT 1 FROM pg_index i
-                   WHERE i.indrelid OPERATOR(pg_catalog.=) tbl AND i.indisunique AND i.indnkeyatts OPERATOR(pg_catalog.=) 1
+                   WHERE i.indrelid OPERATOR(pg_catalog.=) tbl AND i.indisunique AND i.indisvalid AND i.indimmediate
+                     AND i.indnkeyatts OPERATOR(pg_catalog.=) 1
                      AND i.indpred IS NULL AND i.indexprs IS NULL
                      AND i.indkey[0] OPERATOR(pg_catalog.=) (SELECT a.attnum FROM pg_attribute a
                          WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attname OPERATOR(pg_catalog.=) id_column)) THEN
@@ -892,6 +906,12 @@ BEGIN
                       HINT = 'Ids name the rows in the result, so they must be unique.';
         END IF;
     END IF;
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %I IS NULL AND %I IS NOT NULL)', tbl, id_column, fp_column)
+        INTO has_null;
+    IF has_null THEN
+        RAISE EXCEPTION 'simhash: table % has a row with a NULL id', tbl
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
 END
 $$;
 COMMENT ON FUNCTION simhash_check_pair_columns(regclass, name, name, boolean) IS
@@ -901,7 +921,7 @@ COMMENT ON FUNCTION simhash_check_pair_columns(regclass, name, name, boolean) IS
 -- distributed by part, in tbl's schema (CREATE there is needed), filled with each row once
 -- for each of its blocks (Citus's repartitioning INSERT ... SELECT, between the workers).
 -- Returns its name (dropped by the caller) and the query of the pairs, found on the workers
--- (GROUP BY part, pushed down), as flat arrays of (id1, id2, distance, fp1, fp2).
+-- (GROUP BY part, pushed down): (id1, id2, distance, fp1, fp2).
 CREATE FUNCTION simhash_pair_parts(tbl regclass, id_column name, fp_column name, max_distance integer,
                                    OUT scratch text, OUT pairs_query text)
     LANGUAGE plpgsql VOLATILE STRICT
@@ -920,8 +940,12 @@ BEGIN
                     FROM %s t, pg_catalog.generate_series(0, %s) b WHERE t.%I IS NOT NULL',
                    scratch, fp_column, max_distance, parts, id_column, fp_column,
                    tbl, greatest(1, max_distance), fp_column);
-    pairs_query := format('SELECT @extschema@.simhash_part_pairs(id, fp, %s, part, %s) AS p FROM %s GROUP BY part',
-                          max_distance, parts, scratch);
+    pairs_query := format(
+        'SELECT g.p[i] AS id1, g.p[i OPERATOR(pg_catalog.+) 1] AS id2, g.p[i OPERATOR(pg_catalog.+) 2]::integer AS distance,
+                g.p[i OPERATOR(pg_catalog.+) 3] AS fp1, g.p[i OPERATOR(pg_catalog.+) 4] AS fp2
+         FROM (SELECT @extschema@.simhash_part_pairs(id, fp, %s, part, %s) AS p FROM %s GROUP BY part) g,
+              pg_catalog.generate_series(1, pg_catalog.cardinality(g.p), 5) i',
+        max_distance, parts, scratch);
 END
 $$;
 COMMENT ON FUNCTION simhash_pair_parts(regclass, name, name, integer) IS
@@ -946,9 +970,7 @@ BEGIN
         RETURN;
     END IF;
     job := @extschema@.simhash_pair_parts(tbl, id_column, fp_column, max_distance);
-    RETURN QUERY EXECUTE format(
-        'SELECT g.p[i], g.p[i OPERATOR(pg_catalog.+) 1], g.p[i OPERATOR(pg_catalog.+) 2]::integer
-         FROM (%s) g, pg_catalog.generate_series(1, pg_catalog.cardinality(g.p), 5) i', job.pairs_query);
+    RETURN QUERY EXECUTE format('SELECT q.id1, q.id2, q.distance FROM (%s) q', job.pairs_query);
     EXECUTE format('DROP TABLE %s', job.scratch);
 END
 $$;
@@ -979,9 +1001,8 @@ BEGIN
         RETURN;
     END IF;
     job := @extschema@.simhash_pair_parts(tbl, id_column, fp_column, max_distance);
-    RETURN QUERY SELECT * FROM @extschema@.simhash_clusters_of_pairs(format(
-        'SELECT g.p[i], g.p[i OPERATOR(pg_catalog.+) 1], g.p[i OPERATOR(pg_catalog.+) 3], g.p[i OPERATOR(pg_catalog.+) 4]
-         FROM (%s) g, pg_catalog.generate_series(1, pg_catalog.cardinality(g.p), 5) i', job.pairs_query));
+    RETURN QUERY SELECT * FROM @extschema@.simhash_clusters_of_pairs(
+        format('SELECT q.id1, q.id2, q.fp1, q.fp2 FROM (%s) q', job.pairs_query));
     EXECUTE format('DROP TABLE %s', job.scratch);
 END
 $$;
@@ -1101,17 +1122,19 @@ COMMENT ON FUNCTION simhash_lsh_first_shared(bigint[], bigint[]) IS
 --   keys   (part, band, key, id, keys)  each row once a band, by the part of (band, key);
 --   cands  (id1, id2)                   the pairs sharing a (band, key), each once: in the
 --                                       part of the first band they share;
---   texts  (id, body, set)              each row's text and shingle set (shingled once),
---                                       colocated with cands;
+--   texts  (id, body, set)              each row's text and shingle set, colocated with
+--                                       cands;
 --   sides  (id2, id1, body1, n1)        each candidate with id1's text and set size,
 --                                       colocated by id2.
 -- Returns their names (dropped by the caller) and the query of the verified pairs: sides
--- joined with texts where they are, the set sizes filtered, simhash_jaccard >= t.
+-- joined with texts where they are, the set sizes filtered, simhash_jaccard >= t (id2's set
+-- from texts, id1's text shingled again there: its set would be 8 times its text to move).
 CREATE FUNCTION simhash_similar_parts(tbl regclass, id_column name, text_column name,
                                       min_similarity double precision,
                                       OUT scratch text[], OUT pairs_query text)
     LANGUAGE plpgsql VOLATILE STRICT
     SET search_path = pg_catalog, pg_temp
+    SET extra_float_digits = 3
     AS $$
 DECLARE
     parts integer := 4 * coalesce(nullif(current_setting('citus.shard_count', true), '')::integer, 32);
@@ -1191,6 +1214,9 @@ CREATE FUNCTION simhash_similar_clusters(tbl regclass, id_column name, text_colu
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS $$
+DECLARE
+    found text := format('simhash_similar_found_%s_%s', pg_backend_pid(),
+                         substr(md5(random()::text || clock_timestamp()::text), 1, 12));
 BEGIN
     IF NOT @extschema@.simhash_citus_distributed(tbl) THEN
         PERFORM @extschema@.simhash_check_pair_columns(tbl, id_column, text_column, true);
@@ -1198,19 +1224,19 @@ BEGIN
             format('SELECT %I, %I FROM %s', id_column, text_column, tbl), min_similarity);
         RETURN;
     END IF;
-    CREATE TEMP TABLE simhash_similar_pairs_found ON COMMIT DROP AS
-    SELECT * FROM @extschema@.simhash_similar_pairs(tbl, id_column, text_column, min_similarity);
-    RETURN QUERY
-    WITH best AS (SELECT b.id, max(b.similarity) AS similarity FROM (
-                      SELECT p.id1 AS id, p.similarity FROM pg_temp.simhash_similar_pairs_found p
-                      UNION ALL SELECT p.id2, p.similarity FROM pg_temp.simhash_similar_pairs_found p) b
-                  GROUP BY b.id)
-    SELECT c.id, c.cluster_id, best.similarity
-    FROM @extschema@.simhash_clusters_of_pairs(
-             'SELECT id1, id2, 0::bigint, 0::bigint FROM pg_temp.simhash_similar_pairs_found') c
-    JOIN best ON best.id OPERATOR(pg_catalog.=) c.id
-    ORDER BY c.cluster_id, c.id;
-    DROP TABLE pg_temp.simhash_similar_pairs_found;
+    EXECUTE format('CREATE TEMP TABLE %I ON COMMIT DROP AS SELECT * FROM @extschema@.simhash_similar_pairs($1, $2, $3, $4)', found)
+        USING tbl, id_column, text_column, min_similarity;
+    RETURN QUERY EXECUTE format(
+        'WITH best AS (SELECT b.id, max(b.similarity) AS similarity FROM (
+                           SELECT p.id1 AS id, p.similarity FROM pg_temp.%1$I p
+                           UNION ALL SELECT p.id2, p.similarity FROM pg_temp.%1$I p) b
+                       GROUP BY b.id)
+         SELECT c.id, c.cluster_id, best.similarity
+         FROM @extschema@.simhash_clusters_of_pairs(%2$L) c
+         JOIN best ON best.id OPERATOR(pg_catalog.=) c.id
+         ORDER BY c.cluster_id, c.id',
+        found, format('SELECT id1, id2, 0::bigint, 0::bigint FROM pg_temp.%I', found));
+    EXECUTE format('DROP TABLE pg_temp.%I', found);
 END
 $$;
 COMMENT ON FUNCTION simhash_similar_clusters(regclass, name, name, double precision) IS
