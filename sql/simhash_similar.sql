@@ -376,9 +376,9 @@ SELECT (SELECT count(*) FROM (SELECT * FROM simhash_similar_pairs('sim_docs', 'i
        (SELECT count(*) FROM simhash_similar_pairs('sim_docs', 'id', 'body', 0.8)) AS pairs,
        (SELECT count(*) FROM (SELECT * FROM simhash_similar_clusters('sim_docs', 'id', 'body', 0.8)
                               EXCEPT SELECT * FROM simhash_similar_clusters('SELECT id, body FROM sim_docs', 0.8)) x) AS clusters_differ;
-SELECT simhash_lsh_first_shared('{1,2,3}', '{4,2,3}') AS second, simhash_lsh_first_shared('{1,2}', '{3,4}') AS none;
-SELECT simhash_lsh_first_shared('{1,NULL}', '{1,2}');
-SELECT simhash_lsh_first_shared('{}', '{1,2}') IS NULL AS empty_none;
+SELECT simhash_lsh_first_shared('{1,2,3}'::bigint[], '{4,2,3}'::bigint[]) AS second, simhash_lsh_first_shared('{1,2}'::bigint[], '{3,4}'::bigint[]) AS none;
+SELECT simhash_lsh_first_shared('{1,NULL}'::bigint[], '{1,2}'::bigint[]);
+SELECT simhash_lsh_first_shared('{}'::bigint[], '{1,2}'::bigint[]) IS NULL AS empty_none;
 CREATE TABLE sim_chars AS SELECT id, body::char(300) AS body FROM sim_docs;
 SELECT count(*) > 0 AS char_column FROM simhash_similar_pairs('sim_chars', 'id', 'body', 0.8);
 DROP TABLE sim_chars;
