@@ -859,11 +859,14 @@ $$;
 COMMENT ON FUNCTION simhash_citus_distributed(regclass) IS
 'true when Citus distributes tbl by hash, range or append (false without Citus): where simhash_pairs(tbl, ...) works on the workers';
 
--- The columns of the table forms: id an integer type, fp bigint (42703, 42804); and ids
--- unique: a unique index on id alone, or else checked (21000, as simhash_pairs(query)).
-CREATE FUNCTION simhash_check_pair_columns(tbl regclass, id_column name, fp_column name,
-                                           is_text boolean DEFAULT false)
-    RETURNS void
+-- Where a table form runs, and its columns: id an integer type, the other bigint (or a text
+-- type, is_text) (42703, 42804), checked in the catalog. True (the workers) when
+-- on_workers_ok and Citus distributes tbl; then the ids are checked too, unique (a valid
+-- unique index on id alone, or a scan: 21000) and not NULL (22004). False: the query form
+-- runs, which checks the ids itself as it reads them, so no scan is made here.
+CREATE FUNCTION simhash_table_form_on_workers(tbl regclass, id_column name, fp_column name,
+                                              is_text boolean, on_workers_ok boolean)
+    RETURNS boolean
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
     AS $$
@@ -892,6 +895,9 @@ BEGIN
             CASE WHEN is_text THEN 'text, varchar or char' ELSE 'bigint' END, id_type, fp_type
             USING ERRCODE = 'datatype_mismatch';
     END IF;
+    IF NOT on_workers_ok OR NOT @extschema@.simhash_citus_distributed(tbl) THEN
+        RETURN false;
+    END IF;
     IF NOT EXISTS (SELECT 1 FROM pg_index i
                    WHERE i.indrelid OPERATOR(pg_catalog.=) tbl AND i.indisunique AND i.indisvalid AND i.indimmediate
                      AND i.indnkeyatts OPERATOR(pg_catalog.=) 1
@@ -912,10 +918,11 @@ BEGIN
         RAISE EXCEPTION 'simhash: table % has a row with a NULL id', tbl
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    RETURN true;
 END
 $$;
-COMMENT ON FUNCTION simhash_check_pair_columns(regclass, name, name, boolean) IS
-'checks the columns the table forms of simhash_pairs, simhash_clusters, simhash_similar_pairs and simhash_similar_clusters read: id an integer type and unique, the other bigint (or text or varchar, is_text)';
+COMMENT ON FUNCTION simhash_table_form_on_workers(regclass, name, name, boolean, boolean) IS
+'where the table forms of simhash_pairs, simhash_clusters, simhash_similar_pairs and simhash_similar_clusters run: true on the Citus workers (tbl distributed, on_workers_ok, ids checked unique and not NULL), false where the query form runs; the column types checked either way';
 
 -- The first steps of the table forms on a table Citus distributes: an intermediate table,
 -- distributed by part, in tbl's schema (CREATE there is needed), filled with each row once
@@ -963,8 +970,8 @@ CREATE FUNCTION simhash_pairs(tbl regclass, id_column name, fp_column name, max_
 DECLARE
     job record;
 BEGIN
-    PERFORM @extschema@.simhash_check_pair_columns(tbl, id_column, fp_column);
-    IF max_distance NOT BETWEEN 0 AND 15 OR NOT @extschema@.simhash_citus_distributed(tbl) THEN
+    IF NOT @extschema@.simhash_table_form_on_workers(tbl, id_column, fp_column, false,
+                                                     max_distance BETWEEN 0 AND 15) THEN
         RETURN QUERY SELECT * FROM @extschema@.simhash_pairs(
             format('SELECT %I, %I FROM %s', id_column, fp_column, tbl), max_distance);
         RETURN;
@@ -994,8 +1001,8 @@ CREATE FUNCTION simhash_clusters(tbl regclass, id_column name, fp_column name, m
 DECLARE
     job record;
 BEGIN
-    PERFORM @extschema@.simhash_check_pair_columns(tbl, id_column, fp_column);
-    IF max_distance NOT BETWEEN 0 AND 15 OR NOT @extschema@.simhash_citus_distributed(tbl) THEN
+    IF NOT @extschema@.simhash_table_form_on_workers(tbl, id_column, fp_column, false,
+                                                     max_distance BETWEEN 0 AND 15) THEN
         RETURN QUERY SELECT * FROM @extschema@.simhash_clusters(
             format('SELECT %I, %I FROM %s', id_column, fp_column, tbl), max_distance);
         RETURN;
@@ -1110,6 +1117,24 @@ CREATE FUNCTION simhash_similar_clusters(query text, min_similarity double preci
 COMMENT ON FUNCTION simhash_similar_clusters(text, double precision) IS
 'connected components of the pairs of simhash_similar_pairs(query, min_similarity): each row that has a similar row, with cluster_id = the smallest id of its component and similarity = its highest similarity to another row of it, ordered by cluster_id, id; rows not returned have no similar row';
 
+-- True when the verified functions take their candidates from simhash_lsh keys at
+-- min_similarity (simhash_similar_recipes: from 0.7), where the table forms can run on the
+-- workers.
+CREATE FUNCTION simhash_lsh_candidates(min_similarity double precision) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+BEGIN
+    IF NOT min_similarity BETWEEN 0.7 AND 1 THEN
+        RETURN false;
+    END IF;
+    RETURN (SELECT r.candidates OPERATOR(pg_catalog.=) 'lsh'
+            FROM @extschema@.simhash_similar_recipes(min_similarity) r LIMIT 1);
+END
+$$;
+COMMENT ON FUNCTION simhash_lsh_candidates(double precision) IS
+'true when the verified functions'' candidates at min_similarity are the pairs sharing a simhash_lsh key (simhash_similar_recipes): where their table forms run on the Citus workers';
+
 CREATE FUNCTION simhash_lsh_first_shared(a bigint[], b bigint[]) RETURNS integer
     AS 'MODULE_PATHNAME', 'simhash_lsh_first_shared'
     LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -1191,9 +1216,8 @@ CREATE FUNCTION simhash_similar_pairs(tbl regclass, id_column name, text_column 
 DECLARE
     job record;
 BEGIN
-    PERFORM @extschema@.simhash_check_pair_columns(tbl, id_column, text_column, true);
-    IF NOT @extschema@.simhash_citus_distributed(tbl) OR NOT min_similarity BETWEEN 0.7 AND 1
-       OR (SELECT r.candidates FROM @extschema@.simhash_similar_recipes(min_similarity) r LIMIT 1) OPERATOR(pg_catalog.<>) 'lsh' THEN
+    IF NOT @extschema@.simhash_table_form_on_workers(tbl, id_column, text_column, true,
+                                                     @extschema@.simhash_lsh_candidates(min_similarity)) THEN
         RETURN QUERY SELECT * FROM @extschema@.simhash_similar_pairs(
             format('SELECT %I, %I FROM %s', id_column, text_column, tbl), min_similarity);
         RETURN;
@@ -1215,17 +1239,19 @@ CREATE FUNCTION simhash_similar_clusters(tbl regclass, id_column name, text_colu
     SET search_path = pg_catalog, pg_temp
     AS $$
 DECLARE
+    job record;
     found text := format('simhash_similar_found_%s_%s', pg_backend_pid(),
                          substr(md5(random()::text || clock_timestamp()::text), 1, 12));
 BEGIN
-    IF NOT @extschema@.simhash_citus_distributed(tbl) THEN
-        PERFORM @extschema@.simhash_check_pair_columns(tbl, id_column, text_column, true);
+    IF NOT @extschema@.simhash_table_form_on_workers(tbl, id_column, text_column, true,
+                                                     @extschema@.simhash_lsh_candidates(min_similarity)) THEN
         RETURN QUERY SELECT * FROM @extschema@.simhash_similar_clusters(
             format('SELECT %I, %I FROM %s', id_column, text_column, tbl), min_similarity);
         RETURN;
     END IF;
-    EXECUTE format('CREATE TEMP TABLE %I ON COMMIT DROP AS SELECT * FROM @extschema@.simhash_similar_pairs($1, $2, $3, $4)', found)
-        USING tbl, id_column, text_column, min_similarity;
+    job := @extschema@.simhash_similar_parts(tbl, id_column, text_column, min_similarity);
+    EXECUTE format('CREATE TEMP TABLE %I ON COMMIT DROP AS %s', found, job.pairs_query);
+    EXECUTE format('DROP TABLE %s', array_to_string(job.scratch, ', '));
     RETURN QUERY EXECUTE format(
         'WITH best AS (SELECT b.id, max(b.similarity) AS similarity FROM (
                            SELECT p.id1 AS id, p.similarity FROM pg_temp.%1$I p

@@ -275,6 +275,20 @@ if try_sql b-clusters-workers -c "CREATE TABLE res_bc AS SELECT * FROM simhash_c
         "simhash_clusters('docs', 'id', 'fp', 6): ${na} rows in clusters, one node ${nb}, differ ${ab} + ${ba}"
 fi
 
+# On the workers the ids are checked before any intermediate table: a table distributed by
+# another column, an id twice, no unique index: 21000, and nothing left behind.
+dup=$(sql 2>&1 <<'SQL' || true
+CREATE TABLE docs_dup (g int, id bigint, fp bigint);
+SELECT create_distributed_table('docs_dup', 'g') \g /dev/null
+INSERT INTO docs_dup VALUES (1, 7, 0), (2, 7, 1), (3, 8, 2);
+\set VERBOSITY sqlstate
+SELECT count(*) FROM simhash_pairs('docs_dup', 'id', 'fp', 3);
+SQL
+)
+left=$(sql -c "SELECT count(*) FROM pg_class WHERE relname LIKE 'simhash_pairs_%'")
+result b-pairs-workers-ids "$([[ ${dup} == *21000* && ${left} -eq 0 ]] && echo 1 || echo 0)" \
+    "an id twice in a table distributed by another column: $([[ ${dup} == *21000* ]] && echo 21000 || echo 'no 21000'); intermediate tables left: ${left}"
+
 # --- c. GIN index on simhash_lsh keys -------------------------------------------------------
 
 # The same search on a plain table with the same index is the reference for "distributed
