@@ -120,6 +120,39 @@ BEGIN
              OR (r.body, r.fp, r.lsh, r.dup_of, r.sets) IS DISTINCT FROM (p.body, p.fp, p.lsh, p.dup_of, p.sets));
 END $$;
 
+-- The reference against a brute force (no index, no shortcut, no search code): the rows
+-- in the order they were offered (eq_make's, then eq_src's by id), each against the rows
+-- of eq_ref offered before it: skip kept it when none is near (within 3 bits; or sharing
+-- an LSH key and at or above 0.8); link names the winner, originals first, then the
+-- nearest or most similar, then the smallest id. Returns the rows that disagree.
+CREATE FUNCTION eq_brute(n int) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  distance boolean := (SELECT limit_arg LIKE 'k=%' FROM eq_configs c WHERE c.n = eq_brute.n);
+BEGIN
+  RETURN (
+    WITH offered AS (
+      SELECT o.id, o.body, row_number() OVER (ORDER BY o.id >= 10000 DESC, o.id) AS ord,
+             r.id IS NOT NULL AS kept, r.dup_of
+      FROM (SELECT 10000 + id AS id, body FROM eq_src WHERE id % 8 = 0
+            UNION ALL SELECT id, body FROM eq_src) o
+      LEFT JOIN eq_ref r USING (id)),
+    pairs AS (
+      SELECT a.id, b.id AS other, b.dup_of IS NULL AS original,
+             CASE WHEN distance THEN -hamming(simhash(a.body), simhash(b.body))
+                  ELSE simhash_jaccard(a.body, b.body) END AS closeness
+      FROM offered a JOIN offered b ON b.ord < a.ord AND b.kept
+      WHERE CASE WHEN distance THEN hamming(simhash(a.body), simhash(b.body)) <= 3
+                 ELSE simhash_lsh(a.body) && simhash_lsh(b.body)
+                      AND simhash_jaccard(a.body, b.body) >= 0.8 END),
+    winner AS (
+      SELECT DISTINCT ON (id) id, other FROM pairs
+      ORDER BY id, original DESC, closeness DESC, other)
+    SELECT count(*) FROM offered o LEFT JOIN winner w USING (id)
+    WHERE CASE WHEN (SELECT policy FROM eq_configs c WHERE c.n = eq_brute.n) = 'skip'
+               THEN o.kept = (w.id IS NOT NULL)
+               ELSE NOT o.kept OR o.dup_of IS DISTINCT FROM w.other END);
+END $$;
+
 -- The statements of one path for configuration n, to run at top level (a shortcut serves
 -- a statement of the client's, not one run by a function).
 CREATE FUNCTION eq_statements(n int, path text) RETURNS SETOF text LANGUAGE plpgsql AS $$
@@ -145,6 +178,7 @@ END $$;
 SELECT s FROM eq_configs c,
   LATERAL (SELECT format('SELECT eq_make(%L, %s)', 'eq_ref', c.n), 1
            UNION ALL SELECT format('SELECT eq_by_row(%L, %L) IS NOT NULL AS reference_loaded', 'eq_ref', 'SELECT id, body FROM eq_src ORDER BY id'), 2
+           UNION ALL SELECT format('SELECT %s AS config, eq_brute(%s) AS reference_rows_not_brute_force', c.n, c.n), 3
            UNION ALL SELECT x.s, 2 + p.ord * 100 + x.i
            FROM eq_paths p, eq_statements(c.n, p.path) WITH ORDINALITY x(s, i)) st(s, o)
 ORDER BY c.n, st.o
@@ -176,6 +210,6 @@ ORDER BY c.n, st.o
 \gexec
 
 DROP TABLE eq_ref, eq_path, eq_uniq, eq_src, eq_fam, eq_words, eq_configs, eq_paths;
-DROP FUNCTION eq_make(text, int), eq_by_row(text, text), eq_differ(), eq_statements(int, text),
+DROP FUNCTION eq_make(text, int), eq_by_row(text, text), eq_differ(), eq_brute(int), eq_statements(int, text),
   eq_reject_statements(int, text);
 COPY (SELECT) TO PROGRAM 'rm -f simhash_equivalence.tmp';

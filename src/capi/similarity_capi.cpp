@@ -138,6 +138,17 @@ simhash_status simhash_shingle_counter_set(const simhash_shingle_counter* counte
   });
 }
 
+simhash_status simhash_shingle_counter_common(const simhash_shingle_counter* counter,
+                                              const std::uint64_t* set, std::size_t n,
+                                              std::uint64_t* common, char* errbuf,
+                                              std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (common == nullptr) throw std::invalid_argument("null argument");
+    *common = counter_of(counter)->common(set, n);
+    return SIMHASH_OK;
+  });
+}
+
 simhash_status simhash_shingle_overlap(const std::uint64_t* a, std::size_t na,
                                        const std::uint64_t* b, std::size_t nb,
                                        std::uint64_t* common, const simhash_interrupt* interrupt,

@@ -82,6 +82,11 @@ simhash_status simhash_shingle_counter_set(const simhash_shingle_counter *counte
                                            const simhash_interrupt *interrupt, char *errbuf,
                                            size_t errcap) SIMHASH_NOEXCEPT;
 
+/* |set ∩ the set counted| for set[0..n) (distinct, any order), within the cap. */
+simhash_status simhash_shingle_counter_common(const simhash_shingle_counter *counter,
+                                              const uint64_t *set, size_t n, uint64_t *common,
+                                              char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+
 /*
  * The same digest in pieces, so that the caller can check for interrupts between them:
  * state = _begin(n) for a set of n shingles, state = _add(state, piece, m) for each

@@ -682,56 +682,84 @@ bool SimilarPairs::gather_candidates(std::size_t work) {
   if (work == 0) work = 1;
   // (May return true with no candidate: a call's budget went on steps that gave none, or on
   // pairs an earlier band or recipe had; the caller calls again.)
-  if (!recipes_[0].lsh) {
-    // The pairs within each recipe's radius, from a resumable finder; a pair that an
-    // earlier recipe's radius holds too was a candidate of that recipe already.
-    const std::size_t g = groups();
-    while (recipe_ < recipes_.size()) {
-      const std::uint64_t* fps = rep_fps_.data() + recipe_ * g;
-      if (!finder_) {
-        const PairLayout layout = choose_pair_layout(g, recipes_[recipe_].max_distance);
-        const std::size_t bytes = NearPairFinder::workspace_bytes(layout, g, 0, layout.tables);
-        finder_workspace_.assign((bytes + 7) / 8, 0);
-        finder_.emplace(layout, fps, g, 0, layout.tables, finder_workspace_.data(),
-                        finder_workspace_.size() * 8);
-      }
-      // Pairs from the finder, a bounded number at a time; candidates taken from them until
-      // the work (merges of their sets, at most) reaches the budget, the rest kept.
-      std::size_t cost = 0;
-      for (;;) {
-        if (finder_pos_ == finder_count_) {
-          if (finder_->done()) break;
-          finder_pairs_.resize(4096);
-          finder_count_ = finder_->next(finder_pairs_.data(), finder_pairs_.size(), 1 << 16);
-          finder_pos_ = 0;
-          cost += 1 << 12;
-          if (finder_count_ == 0) {
-            if (cost >= work) return true;
-            continue;
-          }
-        }
-        const std::uint32_t a = finder_pairs_[finder_pos_].i;
-        const std::uint32_t b = finder_pairs_[finder_pos_].j;
-        ++finder_pos_;
-        bool earlier = false;
-        for (std::size_t e = 0; e < recipe_ && !earlier; ++e) {
-          earlier = hamming(rep_fps_[e * g + a], rep_fps_[e * g + b]) <= recipes_[e].max_distance;
-        }
-        ++cost;
-        if (!earlier) {
-          candidates_.emplace_back(std::min(a, b), std::max(a, b));
-          cost += std::min(set_size(a), set_size(b)) * 2;
-          if (external_ && gather_external_loads()) return true;
-        }
-        if (cost >= work) return true;
-      }
-      if (!candidates_.empty()) return true;
-      finder_.reset();
-      finder_workspace_ = {};
-      ++recipe_;
+  return recipes_[0].lsh ? gather_band_candidates(work) : gather_recipe_candidates(work);
+}
+
+bool SimilarPairs::gather_recipe_candidates(std::size_t work) {
+  // The pairs within each recipe's radius, from a resumable finder; a pair that an earlier
+  // recipe's radius holds too was a candidate of that recipe already.
+  const std::size_t g = groups();
+  while (recipe_ < recipes_.size()) {
+    const std::uint64_t* fps = rep_fps_.data() + recipe_ * g;
+    if (!finder_) {
+      const PairLayout layout = choose_pair_layout(g, recipes_[recipe_].max_distance);
+      const std::size_t bytes = NearPairFinder::workspace_bytes(layout, g, 0, layout.tables);
+      finder_workspace_.assign((bytes + 7) / 8, 0);
+      finder_.emplace(layout, fps, g, 0, layout.tables, finder_workspace_.data(),
+                      finder_workspace_.size() * 8);
     }
-    return !candidates_.empty();
+    // Pairs from the finder, a bounded number at a time; candidates taken from them until
+    // the work (merges of their sets, at most) reaches the budget, the rest kept.
+    std::size_t cost = 0;
+    for (;;) {
+      if (finder_pos_ == finder_count_) {
+        if (finder_->done()) break;
+        finder_pairs_.resize(4096);
+        finder_count_ = finder_->next(finder_pairs_.data(), finder_pairs_.size(), 1 << 16);
+        finder_pos_ = 0;
+        cost += 1 << 12;
+        if (finder_count_ == 0) {
+          if (cost >= work) return true;
+          continue;
+        }
+      }
+      const std::uint32_t a = finder_pairs_[finder_pos_].i;
+      const std::uint32_t b = finder_pairs_[finder_pos_].j;
+      ++finder_pos_;
+      bool earlier = false;
+      for (std::size_t e = 0; e < recipe_ && !earlier; ++e) {
+        earlier = hamming(rep_fps_[e * g + a], rep_fps_[e * g + b]) <= recipes_[e].max_distance;
+      }
+      ++cost;
+      if (!earlier) {
+        candidates_.emplace_back(std::min(a, b), std::max(a, b));
+        cost += std::min(set_size(a), set_size(b)) * 2;
+        if (external_ && gather_external_loads()) return true;
+      }
+      if (cost >= work) return true;
+    }
+    if (!candidates_.empty()) return true;
+    finder_.reset();
+    finder_workspace_ = {};
+    ++recipe_;
   }
+  return !candidates_.empty();
+}
+
+bool SimilarPairs::next_run_pair() {
+  // The next pair (run_i_, run_j_) of the current run of equal keys, or of the next run of
+  // two groups or more; false at the band's end.
+  const std::size_t g = band_entries_.size();
+  if (run_j_ < run_end_) return true;
+  ++run_i_;
+  run_j_ = run_i_ + 1;
+  if (run_j_ < run_end_) return true;
+  run_begin_ = run_end_;
+  while (run_begin_ < g) {
+    run_end_ = run_begin_ + 1;
+    while (run_end_ < g && band_entries_[run_end_].first == band_entries_[run_begin_].first) {
+      ++run_end_;
+    }
+    if (run_end_ - run_begin_ >= 2) break;
+    run_begin_ = run_end_;
+  }
+  if (run_begin_ >= g) return false;
+  run_i_ = run_begin_;
+  run_j_ = run_i_ + 1;
+  return true;
+}
+
+bool SimilarPairs::gather_band_candidates(std::size_t work) {
   std::size_t steps = 0;
   while (band_ < kLshBands) {
     if (!band_ready_) {
@@ -748,31 +776,11 @@ bool SimilarPairs::gather_candidates(std::size_t work) {
       prepare_band();
     }
     batch_band_ = band_;
-    const std::size_t g = band_entries_.size();
     bool band_done = false;
     while (steps < work) {
-      // The next pair (run_i_, run_j_) of the current run of equal keys, or of the next
-      // run of two groups or more.
-      if (run_j_ >= run_end_) {
-        ++run_i_;
-        run_j_ = run_i_ + 1;
-        if (run_j_ >= run_end_) {
-          run_begin_ = run_end_;
-          while (run_begin_ < g) {
-            run_end_ = run_begin_ + 1;
-            while (run_end_ < g && band_entries_[run_end_].first == band_entries_[run_begin_].first) {
-              ++run_end_;
-            }
-            if (run_end_ - run_begin_ >= 2) break;
-            run_begin_ = run_end_;
-          }
-          if (run_begin_ >= g) {
-            band_done = true;
-            break;
-          }
-          run_i_ = run_begin_;
-          run_j_ = run_i_ + 1;
-        }
+      if (!next_run_pair()) {
+        band_done = true;
+        break;
       }
       const std::uint32_t a = band_entries_[run_i_].second;
       const std::uint32_t b = band_entries_[run_j_].second;

@@ -190,6 +190,9 @@ class SimilarPairs {
   void prepare_recipes();
   // Fills candidates_ with up to `work` candidate pairs of groups; false when none is left.
   bool gather_candidates(std::size_t work);
+  bool gather_recipe_candidates(std::size_t work);
+  bool gather_band_candidates(std::size_t work);
+  bool next_run_pair();
   // Verifies candidates_ (on threads) into verified_pairs_.
   void verify_candidates();
   // The verified group pairs of the next batch (and the within-group pairs first).

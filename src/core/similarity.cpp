@@ -358,6 +358,23 @@ void ShingleCounter::end() {
   drain();
 }
 
+std::uint64_t ShingleCounter::common(const std::uint64_t* set, std::size_t n) const {
+  if (over()) throw std::logic_error("the shingle count passed its cap");
+  if (set == nullptr && n > 0) throw std::invalid_argument("null shingle set");
+  std::uint64_t found = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint64_t h = set[k];
+    if (h == 0) {
+      found += has_zero_ ? 1 : 0;
+      continue;
+    }
+    std::uint64_t i = (h * 0x9E3779B97F4A7C15ULL) >> shift_;
+    while (table_[i] != 0 && table_[i] != h) i = (i + 1) & mask_;
+    found += table_[i] == h ? 1 : 0;
+  }
+  return found;
+}
+
 std::size_t ShingleCounter::sorted(std::uint64_t* out, std::size_t out_cap, Poll* poll) const {
   if (over()) throw std::logic_error("the shingle count passed its cap");
   if (out_cap < count_ || (out == nullptr && count_ > 0)) {

@@ -147,6 +147,9 @@ class ShingleCounter {
   // count(). Throws std::logic_error when over the cap and std::invalid_argument when
   // out_cap < count(). With a poll, asks it as it goes (throws Interrupted).
   std::size_t sorted(std::uint64_t* out, std::size_t out_cap, Poll* poll = nullptr) const;
+  // |A ∩ counted| for a set A of n distinct hashes (any order), without sorting what was
+  // counted: one probe of the table an element. Throws std::logic_error when over the cap.
+  std::uint64_t common(const std::uint64_t* set, std::size_t n) const;
 
   // The tokenizer's sink (public for the tokenizer only): characters -> shingles -> table.
   struct Sink {

@@ -155,6 +155,7 @@ struct DedupeConfig
 	/* With a threshold: shingle sets of candidates already read in this statement. */
 	HTAB	   *set_cache;
 	Size		set_cache_bytes;
+	uint64		searches;		/* search_target() calls of this statement */
 };
 
 /* The near duplicate the policy acts on. */

@@ -145,6 +145,7 @@ typedef struct Search
 	ItemPointer old_tid;
 	NewText    *new_text;
 	HTAB	   *verified;		/* with a threshold: rows whose similarity is known */
+	List	   *linked;			/* link: candidates linked elsewhere, verified last */
 	Found	   *found;
 	bool		exact_keys;		/* the row came from a simhash_ops index that matched a key */
 } Search;
@@ -413,54 +414,78 @@ feed_candidate(CandidateCounter *cc, Datum d, Size total)
 }
 
 /*
- * The shingle set of the candidate's text d, read only as far as it can matter (see
- * candidate_similar()); into *set (palloc'd), false when it is past the cap of a text
- * whose set has a_size shingles.
+ * The candidate's text d counted into *cc, read only as far as it can matter (see
+ * candidate_similar()); false when it is past the cap of a text whose set has a_size
+ * shingles. The caller frees cc->table when true.
  */
 static bool
-candidate_set(Search *s, Datum d, size_t a_size, SimhashShingleSet *set)
+candidate_counted(Search *s, Datum d, size_t a_size, CandidateCounter *cc)
 {
 	Size		total = toast_raw_datum_size(d) - VARHDRSZ;
-	CandidateCounter cc;
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 	size_t		table_size;
 	bool		within;
-	uint64	   *data;
-	size_t		n = 0;
 
-	cc.cap = shingle_cap(a_size, s->c->min_similarity);
-	cc.count = 0;
+	cc->cap = shingle_cap(a_size, s->c->min_similarity);
+	cc->count = 0;
 	/* Sized at once for the first feed (or the whole of a short text), within the cap. */
 	table_size = simhash_shingle_counter_table_for(
-		Min(cc.cap, (uint64) Min(total, (Size) CANDIDATE_FEED) * 18 + 256));
+		Min(cc->cap, (uint64) Min(total, (Size) CANDIDATE_FEED) * 18 + 256));
 	if (table_size == 0)
-		elog(ERROR, "simhash_dedupe: no shingle table for a cap of " UINT64_FORMAT, cc.cap);
-	cc.table = palloc_extended(sizeof(uint64) * table_size, MCXT_ALLOC_HUGE);
-	simhash_check_status(simhash_shingle_counter_begin(&cc.state, cc.cap, cc.table, table_size,
-													   errbuf, sizeof(errbuf)),
+		elog(ERROR, "simhash_dedupe: no shingle table for a cap of " UINT64_FORMAT, cc->cap);
+	cc->table = palloc_extended(sizeof(uint64) * table_size, MCXT_ALLOC_HUGE);
+	simhash_check_status(simhash_shingle_counter_begin(&cc->state, cc->cap, cc->table,
+													   table_size, errbuf, sizeof(errbuf)),
 						 errbuf);
-	within = feed_candidate(&cc, d, total);
+	within = feed_candidate(cc, d, total);
 	if (within)
 	{
-		counter_room(&cc, 0);
-		simhash_check_status(simhash_shingle_counter_end(&cc.state, &cc.count, errbuf,
+		counter_room(cc, 0);
+		simhash_check_status(simhash_shingle_counter_end(&cc->state, &cc->count, errbuf,
 														 sizeof(errbuf)),
 							 errbuf);
-		within = cc.count <= cc.cap;
+		within = cc->count <= cc->cap;
 	}
 	if (!within)
-	{
-		pfree(cc.table);
-		return false;
-	}
-	data = palloc(sizeof(uint64) * Max(cc.count, 1));
-	simhash_check_status(simhash_shingle_counter_set(&cc.state, data, Max(cc.count, 1), &n,
+		pfree(cc->table);
+	return within;
+}
+
+/* The set cc counted, ascending (palloc'd). */
+static SimhashShingleSet
+counted_set(CandidateCounter *cc)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	uint64	   *data = palloc(sizeof(uint64) * Max(cc->count, 1));
+	size_t		n = 0;
+	SimhashShingleSet set;
+
+	simhash_check_status(simhash_shingle_counter_set(&cc->state, data, Max(cc->count, 1), &n,
 													 &simhash_pg_interrupt,
 													 errbuf, sizeof(errbuf)),
 						 errbuf);
-	pfree(cc.table);
-	set->data = data;
-	set->size = n;
+	set.data = data;
+	set.size = n;
+	return set;
+}
+
+/*
+ * simhash_shingle_jaccard(a, the set cc counted), the common shingles found by a probe of
+ * the counter's table for each of a's (no sort of the candidate's set); false when
+ * undefined.
+ */
+static bool
+counted_jaccard(CandidateCounter *cc, SimhashShingleSet a, double *similarity)
+{
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	uint64		common;
+
+	if (a.size == 0 && cc->count == 0)
+		return false;
+	simhash_check_status(simhash_shingle_counter_common(&cc->state, a.data, a.size, &common,
+														errbuf, sizeof(errbuf)),
+						 errbuf);
+	*similarity = (double) common / (double) (a.size + cc->count - common);
 	return true;
 }
 
@@ -512,6 +537,7 @@ candidate_similar(Search *s, Datum d, double *similarity)
 	bool		similar;
 	CachedSetKey key;
 	bool		keyed;
+	CandidateCounter cc;
 
 	if (stored_set_decides(s, similarity, &similar))
 		return similar;
@@ -544,12 +570,19 @@ candidate_similar(Search *s, Datum d, double *similarity)
 			return defined && *similarity >= s->c->min_similarity;
 		}
 	}
-	if (!candidate_set(s, d, a.size, &other))
+	if (!candidate_counted(s, d, a.size, &cc))
 		return false;
-	defined = simhash_shingle_jaccard(a, other, similarity);
-	if (keyed)
+	if (keyed && s->c->searches > 1)
+	{
+		/* a later row of the statement may meet it again: its set sorted, and kept */
+		other = counted_set(&cc);
+		defined = simhash_shingle_jaccard(a, other, similarity);
 		cache_set(s->c, &key, other.data, other.size);
-	pfree((void *) other.data);
+		pfree((void *) other.data);
+	}
+	else
+		defined = counted_jaccard(&cc, a, similarity);
+	pfree(cc.table);
 	return defined && *similarity >= s->c->min_similarity;
 }
 
@@ -612,19 +645,50 @@ check_candidate(Search *s, int distance)
 		(void) hash_search(s->verified, &s->slot->tts_tid, HASH_ENTER, &seen);
 		if (seen)
 			return;
-		/* link prefers originals: once one is found, rows linked elsewhere cannot win. */
-		if (s->c->policy == POLICY_LINK && s->found->any && s->found->is_original)
+		/*
+		 * link prefers originals: a row linked elsewhere wins only when no original is
+		 * near, so it is verified after every original (verify_linked()), if at all.
+		 */
+		if (s->c->policy == POLICY_LINK)
 		{
 			bool		linked_isnull;
 
 			(void) slot_getattr(s->slot, s->t->link_attno, &linked_isnull);
 			if (!linked_isnull)
+			{
+				ItemPointer tid = palloc(sizeof(ItemPointerData));
+
+				*tid = s->slot->tts_tid;
+				s->linked = lappend(s->linked, tid);
 				return;
+			}
 		}
 		if (!similar_enough(s, &similarity))
 			return;
 	}
 	consider(s->c, s->t, s->rel, s->slot, distance, similarity, s->xact_snapshot, s->found);
+}
+
+/*
+ * link, when no original is near: the candidates linked elsewhere that check_candidate()
+ * put aside, each read again as the snapshot sees it and verified.
+ */
+static void
+verify_linked(Search *s, Snapshot snapshot)
+{
+	ListCell   *lc;
+
+	if (s->found->any && s->found->is_original)
+		return;
+	foreach(lc, s->linked)
+	{
+		double		similarity;
+
+		CHECK_FOR_INTERRUPTS();
+		if (table_tuple_fetch_row_version(s->rel, (ItemPointer) lfirst(lc), snapshot, s->slot) &&
+			similar_enough(s, &similarity))
+			consider(s->c, s->t, s->rel, s->slot, 0, similarity, s->xact_snapshot, s->found);
+	}
 }
 
 /*
@@ -785,9 +849,10 @@ search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, const int64 *lsh, int
 			  ItemPointer old_tid, NewText *new_text, Found *found)
 {
 	Search		s = {c, t, NULL, NULL, fp, lsh, nlsh, xact_snapshot, old_relid, old_tid, new_text,
-		NULL, found};
+		NULL, NIL, found};
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
+	c->searches++;
 	s.rel = table_open(t->relid, AccessShareLock);
 	s.slot = table_slot_create(s.rel, NULL);
 	if (OidIsValid(t->gin_index))
@@ -822,6 +887,8 @@ search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, const int64 *lsh, int
 		probe_block(&s, i, snapshot, probes, n);
 		pfree(probes);
 	}
+	verify_linked(&s, snapshot);
+	list_free_deep(s.linked);
 	if (s.verified != NULL)
 		hash_destroy(s.verified);
 	ExecDropSingleTupleTableSlot(s.slot);

@@ -283,6 +283,36 @@ TEST(ShingleCounter, EndedWithinTheCapIsTheShingleSet) {
   }
 }
 
+// common() counts without sorting what it holds: the overlap of the two sets, whatever A is.
+TEST(ShingleCounter, CommonIsTheOverlapWithTheSetCounted) {
+  std::mt19937_64 rng(13);
+  for (int round = 0; round < 200; round++) {
+    const std::string text = round % 2 == 0 ? mixed_text(rng, rng() % 60) : random_text(rng, rng() % 60);
+    const std::string other = round % 3 == 0 ? text : mixed_text(rng, rng() % 60);
+    const auto counted = shingle_set(text);
+    auto a = shingle_set(other);
+    if (round % 5 == 0) a.push_back(0);  // the shingle 0, kept apart by the counter
+    std::shuffle(a.begin(), a.end(), rng);
+    std::vector<std::uint64_t> table(ShingleCounter::table_size_for(counted.size()));
+    ShingleCounter c(counted.size(), table.data(), table.size());
+    c.feed(text.data(), text.size());
+    c.end();
+    auto sorted_a = a;
+    std::sort(sorted_a.begin(), sorted_a.end());
+    sorted_a.erase(std::unique(sorted_a.begin(), sorted_a.end()), sorted_a.end());
+    ASSERT_EQ(c.common(a.data(), a.size()),
+              overlap(sorted_a.data(), sorted_a.size(), counted.data(), counted.size()).common)
+        << "round " << round;
+  }
+  std::vector<std::uint64_t> table(ShingleCounter::table_size_for(1));
+  ShingleCounter over(1, table.data(), table.size());
+  const std::string text = "many different words here";
+  over.feed(text.data(), text.size());
+  over.end();
+  ASSERT_TRUE(over.over());
+  EXPECT_THROW(over.common(nullptr, 0), std::logic_error);
+}
+
 TEST(ShingleCounter, EveryShingleOfAPrefixIsOneOfTheText) {
   std::mt19937_64 rng(11);
   for (int round = 0; round < 60; round++) {
