@@ -123,6 +123,41 @@ $$;
 SELECT * FROM pg_temp.compare(0.7);
 SELECT * FROM pg_temp.compare(0.8);
 SELECT * FROM pg_temp.compare(0.9);
+-- %~ reads a stored text only as far as it can still reach the threshold, in slices of a
+-- toasted one, and counts what it read against the query's set: the same answer as
+-- simhash_jaccard on long texts (paragraphs joined, or one repeated: few distinct shingles
+-- in many bytes), compressed, stored out of line uncompressed, or short, at every threshold.
+CREATE TEMP TABLE regress_simhash_ops_long (id int, body text);
+ALTER TABLE regress_simhash_ops_long ALTER body SET STORAGE EXTERNAL;
+INSERT INTO regress_simhash_ops_long
+SELECT n * 100 + r, CASE WHEN r = 0 THEN string_agg(body, ' ' ORDER BY id)
+                         ELSE repeat(min(body) || ' ', r * 40) END
+FROM (VALUES (1), (2), (5), (40), (200)) k(n), (VALUES (0), (1), (3)) x(r),
+     regress_simhash_ops_docs d
+WHERE d.id BETWEEN 10 AND 9 + n AND d.body <> ''
+GROUP BY n, r;
+INSERT INTO regress_simhash_ops_long SELECT id + 1, body FROM regress_simhash_ops_long;
+ALTER TABLE regress_simhash_ops_long ALTER body SET STORAGE EXTENDED;
+UPDATE regress_simhash_ops_long SET body = body || '' WHERE id % 2 = 1;
+SELECT count(*) AS texts, max(octet_length(body)) AS longest,
+       count(*) FILTER (WHERE pg_column_size(body) < octet_length(body)) AS compressed
+FROM regress_simhash_ops_long;
+CREATE FUNCTION pg_temp.compare_long(t double precision)
+    RETURNS TABLE (threshold double precision, pairs bigint, similar bigint, differ bigint)
+    LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('simhash.similarity_threshold', t::text, true);
+    RETURN QUERY
+    SELECT t, count(*), count(*) FILTER (WHERE l.body %~ q.body),
+           count(*) FILTER (WHERE (l.body %~ q.body) <> coalesce(simhash_jaccard(l.body, q.body) >= t, false))
+    FROM regress_simhash_ops_long l, regress_simhash_ops_long q;
+END
+$$;
+SELECT * FROM pg_temp.compare_long(0.0);
+SELECT * FROM pg_temp.compare_long(0.3);
+SELECT * FROM pg_temp.compare_long(0.6);
+SELECT * FROM pg_temp.compare_long(0.95);
+SELECT * FROM pg_temp.compare_long(1.0);
 SELECT * FROM pg_temp.compare(1.0);
 -- Below 0.7 the index is read whole and every row rechecked: the same rows as the scan.
 SELECT * FROM pg_temp.compare(0.5);

@@ -25,6 +25,11 @@ extern SimhashShingleSet simhash_shingles_of_arg(FunctionCallInfo fcinfo, int ar
 /* |A ∩ B| / |A ∪ B|; false (undefined) when both sets are empty. */
 extern bool simhash_shingle_jaccard(SimhashShingleSet a, SimhashShingleSet b, double *result);
 
+/* verify.c: whether a stored text reaches a threshold with a set, at a bounded cost */
+extern uint64 simhash_shingle_cap(uint64 na, double t);
+extern bool simhash_text_reaches(Datum d, const text *a_body, SimhashShingleSet a, double t,
+								 double *similarity, SimhashShingleSet *set_out);
+
 /*
  * The MinHash LSH keys of a shingle set (SIMHASH_LSH_BANDS of them, none for an empty set)
  * into keys; returns their number.

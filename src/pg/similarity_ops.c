@@ -89,17 +89,15 @@ simhash_similar_op(PG_FUNCTION_ARGS)
 {
 	double		t = simhash_similarity_threshold;
 	SimhashShingleSet q = query_shingles(fcinfo, 1);
-	SimhashShingleSet a = simhash_shingles_of_arg(fcinfo, 0);
-	size_t		lo = Min(a.size, q.size);
-	size_t		hi = Max(a.size, q.size);
+	SimhashShingleSet a;
 	double		j;
 	bool		result;
 
-	/* |A ∩ B| / |A ∪ B| <= min / max: sets too different in size need no overlap. */
-	if (hi > 0 && (double) lo / (double) hi < t)
-		result = false;
-	else
-		result = simhash_shingle_jaccard(a, q, &j) && j >= t;
+	/* Read only as far as it can reach t (verify.c): a GIN scan's recheck of each row. */
+	if (t > 0)
+		PG_RETURN_BOOL(simhash_text_reaches(PG_GETARG_DATUM(0), NULL, q, t, &j, NULL));
+	a = simhash_shingles_of_arg(fcinfo, 0);
+	result = simhash_shingle_jaccard(a, q, &j) && j >= t;
 	pfree((void *) a.data);
 	PG_RETURN_BOOL(result);
 }
