@@ -43,6 +43,8 @@ FROM unnest(ARRAY[
     $$'body', 'fp', '3', 'link'$$,
     $$'body', 'fp', '3', 'link', 'nope'$$,
     $$'body', 'fp', '3', 'link', 'n'$$,
+    $$'body', 'fp', '3', 'link', 'fp'$$,
+    $$'body', 'fp', '3', 'link', 'id'$$,
     $$'body', 'fp', '3', 'reject'$$,
     -- the kind of limit written out: k=N, a distance
     $$'body', 'fp', 'k=3', 'reject'$$,
@@ -527,3 +529,20 @@ SELECT count(*) FROM simhash_create_index('"Dedupe S"."Odd Table"', 'F P', 3);
 INSERT INTO "Dedupe S"."Odd Table" VALUES (2, 'another text in a table with an odd name');
 DROP SCHEMA "Dedupe S" CASCADE;
 \set VERBOSITY terse
+
+-- link, exact ties: of two originals equally near (the same text, written before the
+-- trigger; the larger key first in the table, so first met), the smaller key wins, with
+-- a distance and with a threshold, as through a view and from the statement memo.
+CREATE TABLE ties (id bigint PRIMARY KEY, body text, fp bigint, lsh bigint[], dup_of bigint);
+INSERT INTO ties (id, body, fp, lsh)
+SELECT i, b, simhash(b), simhash_lsh(b)
+FROM (VALUES (20), (10)) v(i), (VALUES ('The same licence text, word for word, in two rows of the table.')) t(b);
+SELECT count(*) > 0 AS layout FROM simhash_create_index('ties', 'fp', 3);
+CREATE INDEX ON ties USING gin (lsh);
+CREATE TRIGGER t BEFORE INSERT ON ties FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'fp', 'k=3', 'link', 'dup_of');
+INSERT INTO ties (id, body) VALUES (30, 'The same licence text, word for word, in two rows of the table.');
+DROP TRIGGER t ON ties;
+CREATE TRIGGER t BEFORE INSERT ON ties FOR EACH ROW EXECUTE FUNCTION simhash_dedupe('body', 'lsh', 'similarity=0.8', 'link', 'dup_of');
+INSERT INTO ties (id, body) VALUES (40, 'The same licence text, word for word, in two rows of the table.');
+SELECT id, dup_of FROM ties ORDER BY ctid;
+DROP TABLE ties;

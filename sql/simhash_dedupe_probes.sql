@@ -32,7 +32,8 @@ INSERT INTO probe_docs (id, body) VALUES (3, 'An unrelated sentence about rivers
 SELECT pg_stat_force_next_flush();
 SELECT probe_scans() - :before AS skip_new_probes, (SELECT count(*) FROM probe_docs) AS rows;
 
--- link, an exact copy of an original: one probe; reject: all four, to name the nearest
+-- link, an exact copy of an original: all four probes (an original as near with a smaller
+-- key would win); reject: all four, to name the nearest
 DROP TRIGGER dedupe ON probe_docs;
 CREATE TRIGGER dedupe BEFORE INSERT ON probe_docs FOR EACH ROW
     EXECUTE FUNCTION simhash_dedupe('body', 'fp', 'k=3', 'link', 'dup_of');

@@ -238,8 +238,7 @@ COMMIT;
 CREATE VIEW filler AS SELECT 1000 + i AS id, md5(i::text) || ' ' || md5((i + 7)::text) || ' ' || md5((i + 13)::text) AS body
 FROM generate_series(1, 600) i;
 -- link: two originals of the same text (written before the trigger, the larger key first
--- in the table): the search stops at the first original of similarity 1 it meets (row
--- 20); the index, which does not know the table's order, leaves such a row to the search
+-- in the table): the search and the index both pick the smaller key (row 10)
 CREATE TABLE tie (id bigint PRIMARY KEY, body text, lsh bigint[], dup_of bigint);
 CREATE INDEX ON tie USING gin (lsh) WITH (fastupdate = off);
 \set same '''the very same paragraph of text that two original rows hold before the trigger'''

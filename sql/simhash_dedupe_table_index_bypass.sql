@@ -45,8 +45,8 @@ SELECT count(*) AS statement_kept FROM ix_sets WHERE id > 1000;
 SELECT count(*) AS fresh_kept FROM ix_sets WHERE id BETWEEN 10 AND 700;
 
 -- 2. link, two originals with the same text (rows there before the trigger, the larger key
--- first in the heap): the search stops at the first original at similarity 1 it meets (TID
--- order), the index picked the smallest key. Now such a row is searched (the audit).
+-- first in the heap): the search once stopped at the first original at similarity 1 it met
+-- (TID order) where the index picked the smallest key (the audit); now both pick it.
 CREATE TABLE ix_link (id bigint PRIMARY KEY, body text, lsh bigint[], dup_of bigint);
 CREATE INDEX ON ix_link USING gin (lsh) WITH (fastupdate = off);
 INSERT INTO ix_link (id, body, lsh)

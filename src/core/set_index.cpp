@@ -215,15 +215,12 @@ SetIndex::Answer SetIndex::any(const std::int64_t* keys, const std::uint64_t* a,
 
 // The trigger's one rule (core/dedupe_rule.hpp), then the smaller tag. Originals first:
 // once one is found, a row that is not cannot win, and the others are not walked. Within
-// a class, a row must reach the best so far's similarity (the merge stops sooner). Two originals of
-// similarity 1 make the answer unknown: the trigger's search stops at the first such
-// original it meets (search_done() in src/pg/dedupe_search.c), in the order of the table,
-// which the index does not know.
+// a class, a row must reach the best so far's similarity (the merge stops sooner); of
+// equally similar ones the smaller tag, as the trigger's search picks the smaller key.
 SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a, std::size_t na,
                                 double threshold, Hit* hit) {
   bool unknown = false;
   bool found = false;
-  bool tied_at_one = false;
   std::uint8_t counts[kBuckets];
   const std::uint8_t* query = bucket_counts(a, na, counts) ? counts : nullptr;
   auto check = [&](std::size_t i) {
@@ -233,9 +230,6 @@ SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a
     const Verdict v = verify(r, a, na, query, bar, &sim);
     unknown = unknown || v == Verdict::kUnknown;
     if (v != Verdict::kReached) return true;
-    if (found && r.original && hit->original && sim >= 1.0 && hit->similarity >= 1.0) {
-      tied_at_one = true;
-    }
     const Preference p = found ? prefer({r.original, sim}, {hit->original, hit->similarity})
                                : Preference::kFirst;
     if (p == Preference::kFirst || (p == Preference::kTie && r.tag < hit->tag)) {
@@ -249,7 +243,7 @@ SetIndex::Answer SetIndex::best(const std::int64_t* keys, const std::uint64_t* a
   begin_query();
   for_candidates(keys, 0, check);
   if (!found) for_candidates(keys, 1, check);
-  return unknown || tied_at_one ? Answer::kUnknown : found ? Answer::kFound : Answer::kNone;
+  return unknown ? Answer::kUnknown : found ? Answer::kFound : Answer::kNone;
 }
 
 std::size_t SetIndex::bytes() const noexcept {

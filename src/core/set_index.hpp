@@ -55,8 +55,7 @@ class SetIndex {
              Hit* hit);
 
   // The row the link policy picks: originals before rows that are not, then the most
-  // similar, then the smallest tag; kUnknown when two originals are of similarity 1 (the
-  // trigger's search takes the first it meets).
+  // similar, then the smallest tag, as the trigger's search picks them.
   Answer best(const std::int64_t* keys, const std::uint64_t* a, std::size_t na, double threshold,
               Hit* hit);
 

@@ -63,7 +63,7 @@ find_near_duplicate(DedupeConfig *c, Relation rel, HeapTuple old, RowWork *w, Fo
 		search_target(c, &c->targets[i], w->fp, w->lsh, w->nlsh, w->lsh_array, snapshot,
 					  xact_snapshot, RelationGetRelid(rel), old ? &old->t_self : NULL,
 					  &w->new_text, found);
-		if (found->any && c->policy == POLICY_SKIP)
+		if (search_finished(c, found))
 			break;
 	}
 	UnregisterSnapshot(snapshot);

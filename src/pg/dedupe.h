@@ -288,7 +288,8 @@ extern DedupeMemo *memo_load_start(DedupeMemo *m, DedupeConfig *c);
 extern void memo_load_end(DedupeMemo *m, DedupeMemo *previous, const char *table,
 						  uint64 nrows);
 
-/* dedupe_search.c: the near duplicates of a row in one target */
+/* dedupe_search.c: the near duplicates of a row in one target; whether none can win over found */
+extern bool search_finished(const DedupeConfig *c, const Found *found);
 extern void search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, const int64 *lsh,
 						  int nlsh, ArrayType *lsh_array, Snapshot snapshot,
 						  Snapshot xact_snapshot, Oid old_relid, ItemPointer old_tid,

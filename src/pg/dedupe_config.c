@@ -487,6 +487,16 @@ find_keys(DedupeConfig *c, Relation rel, Relation root, Trigger *tg)
 						RelationGetRelationName(root))));
 	expect_type(rel, c->link_attno,
 				TupleDescAttr(RelationGetDescr(root), c->root_keys[0] - 1)->atttypid, "link");
+	/* the trigger writes the link column: not the fingerprint, the text or the key */
+	if (c->link_attno == c->fp_attno || c->link_attno == c->text_attno ||
+		strcmp(tg->tgargs[4], NameStr(TupleDescAttr(RelationGetDescr(root),
+													c->root_keys[0] - 1)->attname)) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash_dedupe: link column \"%s\" of trigger \"%s\" is also its %s",
+						tg->tgargs[4], tg->tgname,
+						c->link_attno == c->fp_attno ? "key column" :
+						c->link_attno == c->text_attno ? "text column" : "table's primary key")));
 
 	/*
 	 * The trigger stores the key as it is, and PostgreSQL applies no type modifier to a

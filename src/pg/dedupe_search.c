@@ -154,19 +154,21 @@ typedef struct Search
  * Skip needs one near duplicate, in either mode, and so does reject with a threshold: the
  * search stops at the first (with a distance, the rest of the k + 1 index probes of a
  * skipped row are not made). Reject with a distance goes on to name the nearest row in its
- * message. Link stops at an original that no row can beat (similarity 1, or distance 0):
- * candidates replace it only when strictly nearer.
+ * message. Link reads every candidate: even past an original that no row can be nearer
+ * than (similarity 1, or distance 0), an original as near with a smaller key wins.
  */
+bool
+search_finished(const DedupeConfig *c, const Found *found)
+{
+	if (!found->any || c->policy == POLICY_LINK)
+		return false;
+	return c->metric->verifies || c->policy == POLICY_SKIP;
+}
+
 static bool
 search_done(Search *s)
 {
-	const Found *f = s->found;
-
-	if (!f->any)
-		return false;
-	if (s->c->policy == POLICY_LINK)
-		return f->is_original && s->c->metric->exact(f);
-	return s->c->metric->verifies || s->c->policy == POLICY_SKIP;
+	return search_finished(s->c, s->found);
 }
 
 /*
@@ -381,7 +383,13 @@ check_candidate(Search *s, int distance)
 		if (s->c->policy == POLICY_LINK)
 		{
 			bool		linked_isnull;
+			bool		key_isnull;
 
+			/* past an original nothing is nearer than, only a smaller key can win */
+			if (s->found->any && s->found->is_original && s->c->metric->exact(s->found) &&
+				!dedupe_key_before(s->c, slot_getattr(s->slot, s->t->key_attnos[0], &key_isnull),
+								   s->found->key))
+				return;
 			(void) slot_getattr(s->slot, s->t->link_attno, &linked_isnull);
 			if (!linked_isnull)
 			{
