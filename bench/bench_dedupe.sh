@@ -149,8 +149,10 @@ SQL
 copy_into() {
     local layout=$1 kind=$2 round=$3 sets_arg= fp_arg="'fp', "
     [[ ${layout} == 'gin, sets' ]] && sets_arg=", 'sets=sets'"
-    [[ ${layout} == 'simhash_ops' ]] && fp_arg=
-    psql -v layout="${layout}" -v kind="${kind}" -v round="${round}" -v data="${data}" -v k="${k}" -v rows="${rows}" \
+    local limit=${k}
+    # without a keys column the threshold is spelled out (a bare '0.8' would be a column)
+    [[ ${layout} == 'simhash_ops' ]] && fp_arg= && limit="similarity=${k}"
+    psql -v layout="${layout}" -v kind="${kind}" -v round="${round}" -v data="${data}" -v k="${limit}" -v rows="${rows}" \
         -v radius="${radius}" -v fp_expr="${fp_expr}" -v sets_arg="${sets_arg}" -v fp_arg="${fp_arg}" <<'SQL'
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS docs, made;
@@ -174,14 +176,14 @@ SELECT CASE WHEN NOT EXISTS (SELECT FROM pre) THEN 'SELECT'
             ELSE format('INSERT INTO docs (id, body, fp) SELECT id, body, %s FROM pre', :'fp_expr') END \gexec
 VACUUM ANALYZE docs;
 SELECT CASE :'kind'
-         WHEN 'trigger, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', %s%L, ''link'', ''dup_of''%s)', :'fp_arg', :k, :'sets_arg')
-         WHEN 'trigger, skip' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', %s%L, ''skip''%s)', :'fp_arg', :k, :'sets_arg')
-         WHEN 'trigger, reject, unique rows' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', %s%L, ''reject''%s)', :'fp_arg', :k, :'sets_arg')
+         WHEN 'trigger, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', %s%L, ''link'', ''dup_of''%s)', :'fp_arg', :'k', :'sets_arg')
+         WHEN 'trigger, skip' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', %s%L, ''skip''%s)', :'fp_arg', :'k', :'sets_arg')
+         WHEN 'trigger, reject, unique rows' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', %s%L, ''reject''%s)', :'fp_arg', :'k', :'sets_arg')
          ELSE 'SET client_min_messages = warning' END \gexec
 SELECT CASE :'kind'
-         WHEN 'bulk, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', %s%L, ''link'', ''dup_of''%s)', :'fp_arg', :k, :'sets_arg')
-         WHEN 'bulk, skip' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', %s%L, ''skip''%s)', :'fp_arg', :k, :'sets_arg')
-         WHEN 'bulk, reject, unique rows' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', %s%L, ''reject''%s)', :'fp_arg', :k, :'sets_arg')
+         WHEN 'bulk, link' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', %s%L, ''link'', ''dup_of''%s)', :'fp_arg', :'k', :'sets_arg')
+         WHEN 'bulk, skip' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', %s%L, ''skip''%s)', :'fp_arg', :'k', :'sets_arg')
+         WHEN 'bulk, reject, unique rows' THEN format('CREATE TRIGGER dedupe BEFORE INSERT ON docs FOR EACH ROW EXECUTE FUNCTION simhash_dedupe(''body'', %s%L, ''reject''%s)', :'fp_arg', :'k', :'sets_arg')
          ELSE 'SET client_min_messages = warning' END \gexec
 DROP TABLE IF EXISTS staging;
 CHECKPOINT;
