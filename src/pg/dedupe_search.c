@@ -7,9 +7,6 @@
  */
 #include "postgres.h"
 
-#include <math.h>
-
-#include "access/detoast.h"
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
@@ -18,16 +15,13 @@
 #include "catalog/pg_type_d.h"
 #include "executor/tuptable.h"
 #include "lib/stringinfo.h"
-#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
-#include "utils/acl.h"
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
-#include "utils/rls.h"
 
 #include "capi/search_capi.h"
 #include "capi/similarity_capi.h"
@@ -144,7 +138,6 @@ typedef struct Search
 	Oid			old_relid;		/* the row being updated (old_tid NULL on insert) */
 	ItemPointer old_tid;
 	NewText    *new_text;
-	HTAB	   *verified;		/* with a threshold: rows whose similarity is known */
 	List	   *linked;			/* link: candidates linked elsewhere, verified last */
 	Found	   *found;
 	bool		exact_keys;		/* the row came from a simhash_ops index that matched a key */
@@ -358,24 +351,9 @@ check_candidate(Search *s, int distance)
 		if (!linked_isnull)
 			return;
 	}
+	/* (with a threshold a row is met once: a bitmap or a sequential scan, no blocks) */
 	if (s->c->metric->verifies)
 	{
-		bool		seen;
-
-		/* A row matches in several blocks: verify it once. */
-		if (s->verified == NULL)
-		{
-			HASHCTL		ctl;
-
-			ctl.keysize = sizeof(ItemPointerData);
-			ctl.entrysize = sizeof(ItemPointerData);
-			ctl.hcxt = CurrentMemoryContext;
-			s->verified = hash_create("simhash_dedupe verified rows", 64, &ctl,
-									  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		}
-		(void) hash_search(s->verified, &s->slot->tts_tid, HASH_ENTER, &seen);
-		if (seen)
-			return;
 		/*
 		 * link prefers originals: a row linked elsewhere wins only when no original is
 		 * near, so it is verified after every original (verify_linked()), if at all.
@@ -586,7 +564,7 @@ search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, const int64 *lsh, int
 			  ItemPointer old_tid, NewText *new_text, Found *found)
 {
 	Search		s = {c, t, NULL, NULL, fp, lsh, nlsh, xact_snapshot, old_relid, old_tid, new_text,
-		NULL, NIL, found};
+		NIL, found};
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
 	c->searches++;
@@ -626,8 +604,6 @@ search_target(DedupeConfig *c, DedupeTarget *t, uint64 fp, const int64 *lsh, int
 	}
 	verify_linked(&s, snapshot);
 	list_free_deep(s.linked);
-	if (s.verified != NULL)
-		hash_destroy(s.verified);
 	ExecDropSingleTupleTableSlot(s.slot);
 	table_close(s.rel, NoLock);
 }
