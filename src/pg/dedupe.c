@@ -1,26 +1,7 @@
 /*
- * simhash_dedupe(): a BEFORE INSERT OR UPDATE row trigger that keeps near duplicates out of
- * a table, or links them to the row they duplicate (docs/dedupe.md; dedupe.h maps the files).
- *
- *   CREATE TRIGGER docs_dedupe BEFORE INSERT OR UPDATE OF body ON docs FOR EACH ROW
- *       EXECUTE FUNCTION simhash_dedupe('body', 'fp', 'k=3', 'reject');
- *
- * Arguments (parse_*() in dedupe_config.c, checked at CREATE TRIGGER too): the text column;
- * the key column (a bigint fingerprint with 'k=N', a bigint[] of LSH keys with
- * 'similarity=T', or none with 'similarity=T' and a simhash_ops index on the text); the
- * policy, reject | skip | link; for link the column that receives the near duplicate's
- * primary key; last, optionally 'sets=column' (stored shingle sets).
- *
- * One row: its keys (dedupe_row.c); its lock keys taken as advisory locks in ascending
- * order, or the table lock once a transaction has taken many (dedupe_locks.c: a concurrent
- * writer of a near duplicate holds one of the keys until it commits, so we wait and then
- * see its row); answer_row() below: the statement memo answers what it knows exactly
- * (dedupe_memo.c), else the search on a snapshot taken after the locks, plus the
- * statement's own rows (dedupe_search.c); under REPEATABLE READ and SERIALIZABLE a near
- * duplicate the transaction's snapshot does not see is reported (23505) or makes a
- * serialization failure (40001), never a silent duplicate; then the policy
- * (dedupe_policy.c). Like a unique index, the search sees every row whatever the caller's
- * privileges; a message names a row only to a caller who may read it.
+ * simhash_dedupe(): the row trigger that keeps near duplicates out of a table or links
+ * them (docs/dedupe.md). One row: its keys, its locks, the memo or the search, the policy:
+ * docs/dedupe_internals.md, "The trigger"; what the files share: dedupe.h.
  */
 #include "postgres.h"
 
@@ -42,9 +23,8 @@
 #include "pg/simhash_pg.h"
 
 /*
- * Looks for the near duplicate the policy acts on, in every target: first the locks (see
- * the file header), then a snapshot that sees what committed while we waited and the rows
- * of this statement so far.
+ * Looks for the near duplicate the policy acts on, in every target: first the locks, then
+ * a snapshot that sees what committed while we waited and the rows of this statement.
  */
 static void
 find_near_duplicate(DedupeConfig *c, Relation rel, HeapTuple old, RowWork *w, Found *found)

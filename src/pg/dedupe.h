@@ -138,7 +138,7 @@ struct DedupeConfig
 	int			ntargets;
 	DedupeTarget *targets;
 	bool		indexed;		/* every target has a usable layout */
-	/* Through a view (INSTEAD OF INSERT; see "Through a view" in dedupe_view.c): */
+	/* Through a view (INSTEAD OF INSERT; docs/dedupe_internals.md, "Through a view"): */
 	bool		via_view;
 	AttrNumber *to_base;		/* view column i + 1 is column to_base[i] of root */
 	Oid			statement_form; /* the row trigger only holds rows for this trigger */

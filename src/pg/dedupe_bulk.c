@@ -1,30 +1,7 @@
 /*
- * simhash_dedupe_insert(target regclass, query text): a bulk load into a table with a
- * simhash_dedupe trigger that cannot deadlock with another such load.
- *
- * Why. The trigger takes the lock keys of each row as the row is written (dedupe.c), so a
- * transaction that writes many rows takes keys in the order of its rows; two multi-row
- * loads of unrelated texts that share keys (a key stands for many fingerprints) take them
- * in different orders and can deadlock (measured: 29 of 300 200-row transactions with 3
- * writers).
- *
- * How, in three phases:
- *   1. read_rows(): the query's rows into a tuplestore (work_mem, then a temporary file);
- *   2. lock_rows(): each row's keys computed as the trigger will (row_keys(), on the row as
- *      the target's columns hold it) and ALL taken before any row is written, sorted and
- *      distinct (serialize_bulk()); or, when the rows may take that many, SHARE ROW
- *      EXCLUSIVE on the table. A load waits only while holding keys smaller than the one it
- *      waits for, so loads never deadlock on the trigger's locks. Then the load's memo
- *      (dedupe_memo.c): the table searched once for each distinct fingerprint or text;
- *   3. write_rows(): one INSERT INTO target (columns) SELECT them FROM the tuplestore
- *      (insert_rows(): the values as they are, INSERT's rules, defaults, identity, domain
- *      checks, row-level security). The trigger checks every row as for any INSERT, finding
- *      its keys held (set_bulk_root()) and asking the memo before it searches.
- *
- * The query's columns are named like the target's columns they fill (the text column among
- * them, of its type, and the fingerprint if given). It runs with the caller's rights and
- * search_path; INSERT on the target is checked before any lock is taken, so a role that may
- * not insert cannot hold the table's keys against its writers.
+ * simhash_dedupe_insert(target regclass, query text): a bulk load that takes all its rows'
+ * lock keys at once, then inserts them with one INSERT (why and how, in three phases:
+ * docs/dedupe_internals.md, "The bulk load").
  */
 #include "postgres.h"
 

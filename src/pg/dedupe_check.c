@@ -1,23 +1,7 @@
 /*
- * simhash_dedupe_check_trigger(): the event trigger (ddl_command_end, CREATE TRIGGER) that
- * checks the arguments of a simhash_dedupe trigger when it is created, rather than at the
- * first row written: the same checks as at run time (dedupe_config.c, dedupe_view.c), with
- * the same messages and SQLSTATEs, plus the kind of trigger (BEFORE ... FOR EACH ROW on a
- * table, INSTEAD OF INSERT ... FOR EACH ROW on a view).
- *
- * Security. The install script creates the event trigger (as a superuser, which only a
- * superuser can); it then runs for every CREATE TRIGGER in the database, with the rights
- * of the role creating the trigger (it is not SECURITY DEFINER), and does nothing for a
- * trigger of another function. It parses no SQL of the user's: one query, on
- * pg_catalog.pg_event_trigger_ddl_commands(), with every name and operator qualified and
- * the trigger's class passed as a parameter; then catalog reads by OID (the trigger, its
- * relation, the layouts of the extension's schema, the extension's functions by the
- * schema's OID), none of which checks a privilege: a role without USAGE on the extension's
- * schema still creates triggers of other functions. Its errors tell the creator of the
- * trigger what the first INSERT would have told a writer: types and names of columns of a
- * table on which the creator already holds TRIGGER privilege. A disabled event trigger
- * (ALTER EVENT TRIGGER ... DISABLE, a superuser's choice, or session_replication_role =
- * replica) only moves the errors back to the first row written: the run-time checks stay.
+ * simhash_dedupe_check_trigger(): the event trigger that checks a simhash_dedupe trigger's
+ * arguments when it is created, with the run-time checks (its security:
+ * docs/dedupe_internals.md, "The check at CREATE TRIGGER").
  */
 #include "postgres.h"
 

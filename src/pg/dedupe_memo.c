@@ -1,33 +1,7 @@
 /*
- * The statement memo of the simhash_dedupe() trigger: what one statement knows of the
- * table, so that a row's search can be answered without reading it. One structure, asked
- * first for every row (answer_row() in dedupe.c), answering only what it knows exactly;
- * the search answers the rest.
- *
- *   what it holds   with a distance, a NearFilter of fingerprints (core/near_filter.hpp:
- *                   never a false "none"); with a threshold, a SetIndex of LSH keys and
- *                   shingle sets (core/set_index.hpp: none, found, unknown; the winner by
- *                   core/dedupe_rule.hpp), then every row the trigger lets through
- *   seeded          from the table: a long statement of a transaction that keeps every
- *                   other writer out (holds_table()) reads the table's fingerprints, or
- *                   keys and sets, once its searches would have read as many pages
- *                   (memo_searched()); it answers every row. Or from a load:
- *                   simhash_dedupe_insert() searches the table once for each distinct
- *                   fingerprint or text of its rows, under their lock keys, before writing
- *                   (memo_load_*); it answers the rows whose fingerprint or text found
- *                   nothing there (`clean`), and the search answers the others
- *   one guard       (memo_row(), before every row) the same statement (transaction,
- *                   subtransaction, command id: SQL run between two rows moves it), the
- *                   same search (trigger arguments), and the targets' write counts: no
- *                   update, no delete, and exactly the rows let through inserted. Past it,
- *                   or past maintenance_work_mem, the memo is given up for the statement
- *
- * Never under SERIALIZABLE when read from the table (predicate locks are part of what a
- * search does), and with a threshold only under READ COMMITTED then (under REPEATABLE
- * READ a search checks a near duplicate against the transaction's snapshot). Link needs a
- * key of one int2, int4 or int8 column (the SetIndex's tag). Reject's near duplicate is
- * searched, so that its message names the row as always. The proof that every path
- * answers as the search: the pg_regress file simhash_dedupe_equivalence.
+ * The statement memo: what one statement knows of the table, asked first for every row,
+ * answering only what it knows exactly (what it holds, how it is seeded, its one guard:
+ * docs/dedupe_internals.md, "The statement memo").
  */
 #include "postgres.h"
 

@@ -1,40 +1,7 @@
 /*
- * simhash_dedupe() as an INSTEAD OF INSERT trigger on a view (its entry point and
- * design: dedupe.c; what the files share: dedupe.h).
- *
- * Through a view. On a table that Citus distributes, a row trigger fires on the shard a row
- * goes to and sees only that shard's rows (refuse_citus_distributed()), and the coordinator,
- * which reaches every shard through the queries Citus plans, fires no row trigger of the
- * table. So the trigger also works as an INSTEAD OF INSERT trigger on a plain view of the
- * table (CREATE VIEW docs_in AS SELECT * FROM docs), fired where the view is written, on
- * the coordinator:
- *
- *   CREATE TRIGGER docs_dedupe INSTEAD OF INSERT ON docs_in FOR EACH ROW
- *       EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
- *
- * For each row written to the view it computes the keys, takes the same advisory locks as
- * on a table (on the coordinator, where every writer through the view takes them), finds
- * the near duplicate the policy acts on with one query (simhash_near through the block
- * indexes of every shard, or && on the LSH keys and simhash_jaccard), and inserts the row
- * into the table, with the table's defaults for the columns left NULL. Citus commits the
- * shards' transactions before the coordinator releases its locks, so the next writer of a
- * near duplicate finds the row. The queries run with the writer's rights (SELECT and INSERT
- * on the table) and need READ COMMITTED, whose every query sees what committed before it;
- * row-level security is refused, since the search would miss the rows it hides. Works on a
- * plain or partitioned table too (the same answers as the table's own trigger, slower).
- *
- * The statement form. Rows written one at a time take their lock keys as they come, so two
- * multi-row statements (COPY, INSERT ... SELECT) could each hold a key the other waits for,
- * a deadlock that PostgreSQL ends by aborting one. With the statement form beside the row
- * trigger, the same arguments,
- *
- *   CREATE TRIGGER docs_dedupe_end AFTER INSERT ON docs_in FOR EACH STATEMENT
- *       EXECUTE FUNCTION simhash_dedupe('body', 'fp', '3', 'reject');
- *
- * the row trigger only keeps each row (held_rows), and at the statement's end the statement
- * trigger takes every lock key of its rows at once, in one order (serialize_bulk(), as
- * simhash_dedupe_insert() does), then writes them one by one as the row trigger would have
- * (view_write()). The statement's row count and RETURNING then show every row offered.
+ * simhash_dedupe() as an INSTEAD OF INSERT trigger on a view (for Citus), and its statement
+ * form that writes a statement's rows with all their lock keys taken at once
+ * (docs/dedupe_internals.md, "Through a view").
  */
 #include "postgres.h"
 
