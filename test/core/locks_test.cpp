@@ -6,6 +6,7 @@
 #include <random>
 #include <set>
 #include <stdexcept>
+#include <vector>
 
 #include "capi/search_capi.h"
 #include "core/hamming.hpp"
@@ -95,6 +96,110 @@ TEST(Locks, UnrelatedFingerprintsRarelyShareAKey) {
     }
     EXPECT_LT(static_cast<double>(shared) / pairs, 3 * expected + 0.001) << "k=" << k;
   }
+}
+
+// Golden lock keys: what a row took as advisory locks (pg_locks' objid) when it was
+// written. Keys are a persistent contract between concurrent sessions, so they must not
+// change. The values for tables 16487 and 16493 were read from pg_locks after an INSERT,
+// with simhash_lock_secret set to (1, 2); the rest were computed by the same code.
+struct GoldenDistance {
+  int k;
+  std::size_t n;
+  std::uint64_t digest;  // FNV-1a of the keys, in order
+  std::uint32_t first;
+  std::uint32_t last;
+};
+
+constexpr std::uint64_t kGoldenFp = 0x0123456789abcdefULL;
+constexpr std::uint64_t kGoldenK0 = 0x0706050403020100ULL;
+constexpr std::uint64_t kGoldenK1 = 0x0f0e0d0c0b0a0908ULL;
+
+const GoldenDistance kGoldenDistance[] = {
+    {0, 1, 0xc3c57b87b6a815d6ULL, 0xae810851U, 0xae810851U},
+    {1, 2, 0x7fad333036003926ULL, 0x1ebdb9d5U, 0x997e3360U},
+    {2, 3, 0xe3965063d551e25fULL, 0x1066744eU, 0xfef5cb57U},
+    {3, 4, 0xaaab21a9067e6037ULL, 0x0dcbdc71U, 0xb635cd05U},
+    {4, 5, 0x429f3b54de137fb8ULL, 0x112d9ec1U, 0xd404370fU},
+    {5, 21, 0x215e2f2724c67c3bULL, 0x045db239U, 0xf5fe8215U},
+    {6, 28, 0x0ec3029f4cb1aa5eULL, 0x095090c2U, 0xf9e54795U},
+    {7, 36, 0x897d2f85e729ecfaULL, 0x0732cbb8U, 0xfd4e520dU},
+    {8, 45, 0xde60aadade95bd02ULL, 0x02869b24U, 0xfe6a6c87U},
+    {9, 55, 0xa96f6f59901738cdULL, 0x0655abfbU, 0xfc12a286U},
+    {10, 66, 0xeb09996d2c7172f8ULL, 0x042ac7f4U, 0xfaa9ea12U},
+    {11, 78, 0x8d387a2bb225773cULL, 0x025860c3U, 0xfc61ef82U},
+    {12, 91, 0x5a98ac9eb4f36053ULL, 0x03c2e7a6U, 0xfff80120U},
+    {13, 105, 0xa15e17c6f6e8777aULL, 0x02bb19e1U, 0xfe56a156U},
+    {14, 120, 0xfaab707aa72b3a59ULL, 0x0039ad88U, 0xfff859ceU},
+    {15, 136, 0x1e875466c3e0f409ULL, 0x03f70112U, 0xfd64fb07U},
+    {16, 153, 0xabc063b434e404ebULL, 0x0063a3bcU, 0xfc8fae6cU},
+};
+
+// The LSH keys of 'the quick brown fox jumps over the lazy dog' (simhash_lsh).
+const std::int64_t kGoldenLsh[20] = {
+    2389549385801869523,  6362375191217843633,  -2347669518508686971, -5404740972315550863,
+    -2885968359496270690, -3285359166113513407, -5567316516409768402, 7925753512538678081,
+    -4911454275843824800, 93938699106402515,    -7470318454322437960, -941968520636515585,
+    8971306759106947787,  -3120972503192881189, 4650468851555005231,  -3957668894738027715,
+    8708779284615695443,  5260713129019061839,  -2561599193529199145, 7953058932189547380};
+const std::vector<std::uint32_t> kGoldenLshKeys = {
+    275299620,  315089590,  337771164,  533761661,  672082342,  687793605,  800006114,
+    1294466514, 1484702418, 1571514977, 1719647806, 1996591996, 2176544981, 2256424153,
+    2307301098, 2466712671, 2720768331, 2904390484, 3763766362, 4114455657};
+
+std::uint64_t fnv1a(const std::vector<std::uint32_t>& keys) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (std::uint32_t key : keys) {
+    h ^= key;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+// What src/pg/dedupe_locks.c did with a row's raw keys: keyed, sorted, repeats dropped.
+std::vector<std::uint32_t> keyed_today(std::vector<std::uint32_t> keys, std::uint32_t table,
+                                       std::uint64_t k0, std::uint64_t k1) {
+  simhash_key_lock_keys(keys.data(), keys.size(), table, k0, k1);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+
+std::vector<std::uint32_t> distance_today(std::uint64_t fp, int k, std::uint32_t table,
+                                          std::uint64_t k0, std::uint64_t k1) {
+  return keyed_today(lock_keys(fp, k), table, k0, k1);
+}
+
+std::vector<std::uint32_t> lsh_today(const std::int64_t* lsh, std::size_t n, std::uint32_t table,
+                                     std::uint64_t k0, std::uint64_t k1) {
+  std::vector<std::uint32_t> keys;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto h = static_cast<std::uint64_t>(lsh[i]);
+    keys.push_back(static_cast<std::uint32_t>(h ^ (h >> 32)));
+  }
+  return keyed_today(keys, table, k0, k1);
+}
+
+TEST(Locks, DistanceRowKeysAreTheGoldenOnes) {
+  for (const GoldenDistance& g : kGoldenDistance) {
+    const auto keys = distance_today(kGoldenFp, g.k, 16384, kGoldenK0, kGoldenK1);
+    ASSERT_EQ(keys.size(), g.n) << "k=" << g.k;
+    EXPECT_EQ(fnv1a(keys), g.digest) << "k=" << g.k;
+    EXPECT_EQ(keys.front(), g.first) << "k=" << g.k;
+    EXPECT_EQ(keys.back(), g.last) << "k=" << g.k;
+    EXPECT_EQ(lock_keys(0, g.k).size(), g.n) << "k=" << g.k;  // the bound of one row
+  }
+  EXPECT_EQ(distance_today(81985529216486895ULL, 3, 16487, 1, 2),
+            (std::vector<std::uint32_t>{728660440, 2849993291, 3344689340, 4225500515}));
+  EXPECT_EQ(distance_today(~std::uint64_t{0}, 3, 16487, 1, 2),
+            (std::vector<std::uint32_t>{1005922317, 2138069411, 2680776157, 3434765158}));
+}
+
+TEST(Locks, LshRowKeysAreTheGoldenOnes) {
+  EXPECT_EQ(lsh_today(kGoldenLsh, 20, 16493, 1, 2), kGoldenLshKeys);
+  const std::int64_t repeated[4] = {5, 5, -7, 5};  // equal LSH keys, one lock key
+  EXPECT_EQ(lsh_today(repeated, 4, 16493, 1, 2),
+            (std::vector<std::uint32_t>{2775911391, 3068516061}));
+  EXPECT_TRUE(lsh_today(repeated, 0, 16493, 1, 2).empty());
 }
 
 TEST(Locks, CapiCopiesTheKeys) {
