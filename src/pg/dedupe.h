@@ -235,7 +235,6 @@ extern text *row_text(HeapTuple tuple, TupleDesc desc, AttrNumber attno);
 extern void set_column(RowWork *w, AttrNumber attno, Datum value, bool isnull);
 extern void row_keys(DedupeConfig *c, HeapTuple tuple, HeapTuple old, TupleDesc desc,
 					 RowWork *w);
-#define STORED_SET_MAX_SHINGLES 8192	/* a larger set is stored as NULL */
 extern bytea *stored_set_bytes(SimhashShingleSet set);
 extern bool stored_set_of(Datum sd, SimhashShingleSet *set);
 /* the band keys of a keys column value, as the search reads them */

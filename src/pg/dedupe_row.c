@@ -15,6 +15,7 @@
 #include "utils/builtins.h"
 
 #include "capi/search_capi.h"
+#include "capi/stored_set_capi.h"
 #include "pg/dedupe.h"
 #include "pg/similarity.h"
 #include "pg/simhash_pg.h"
@@ -22,96 +23,52 @@
 /*
  * The sets column ('sets=column', with a threshold): each row's shingle set, stored by the
  * trigger so that a candidate is verified against it instead of its text being shingled
- * again. Format 1, which never changes once stored: one byte 0x01, then the set's hashes
- * (the ascending, distinct 64-bit shingle hashes simhash_jaccard compares), 8 bytes each,
- * little-endian. A set of more than STORED_SET_MAX_SHINGLES is not stored (NULL): such a
- * candidate is verified against its text, as without the column. A value that is not
- * format 1 is ignored the same way.
+ * again, in the format of core/stored_set.hpp. A set too large to store is NULL, and a
+ * value that is not a stored set is ignored: such a candidate is verified against its
+ * text, as without the column.
  */
-#define STORED_SET_FORMAT 1
 
 /* The stored form of set, or NULL when it is too large to store. */
 bytea *
 stored_set_bytes(SimhashShingleSet set)
 {
+	size_t		len = simhash_stored_set_size(set.size);
 	bytea	   *b;
-	unsigned char *p;
 
-	if (set.size > STORED_SET_MAX_SHINGLES)
+	if (len == 0)
 		return NULL;
-	b = palloc(VARHDRSZ + 1 + set.size * 8);
-	SET_VARSIZE(b, VARHDRSZ + 1 + set.size * 8);
-	p = (unsigned char *) VARDATA(b);
-	*p++ = STORED_SET_FORMAT;
-	for (size_t i = 0; i < set.size; i++)
-		for (int byte = 0; byte < 8; byte++)
-			*p++ = (unsigned char) (set.data[i] >> (8 * byte));
+	b = palloc(VARHDRSZ + len);
+	SET_VARSIZE(b, VARHDRSZ + len);
+	simhash_stored_set_write(set.data, set.size, (unsigned char *) VARDATA(b));
 	return b;
 }
 
 /*
- * True when a value of len bytes has the size of a format-1 set: the format byte, then
- * whole 8-byte hashes, at most STORED_SET_MAX_SHINGLES of them. (What stored_set_read()
- * checks first; also checked before a value is detoasted.)
- */
-static bool
-stored_set_length_ok(Size len)
-{
-	return len >= 1 && (len - 1) % 8 == 0 && (len - 1) / 8 <= STORED_SET_MAX_SHINGLES;
-}
-
-/*
- * Reads a stored set (format 1, ascending and distinct, at most STORED_SET_MAX_SHINGLES)
- * into *set, palloc'd; false when b is not such a value.
- */
-static bool
-stored_set_read(bytea *b, SimhashShingleSet *set)
-{
-	size_t		len = VARSIZE_ANY_EXHDR(b);
-	const unsigned char *p = (const unsigned char *) VARDATA_ANY(b);
-	uint64	   *data;
-	size_t		n;
-
-	if (!stored_set_length_ok(len) || p[0] != STORED_SET_FORMAT)
-		return false;
-	n = (len - 1) / 8;
-	data = palloc(sizeof(uint64) * Max(n, 1));
-	p++;
-	for (size_t i = 0; i < n; i++, p += 8)
-	{
-		uint64		h = 0;
-
-		for (int byte = 7; byte >= 0; byte--)
-			h = (h << 8) | p[byte];
-		if (i > 0 && h <= data[i - 1])
-		{
-			pfree(data);
-			return false;
-		}
-		data[i] = h;
-	}
-	set->data = data;
-	set->size = n;
-	return true;
-}
-
-/*
- * The set stored in sets column value sd, palloc'd into *set, when it is well-formed
- * format 1; false otherwise. Only a value of a well-formed set's size is read (at most
- * 64 kB: a longer value, which the trigger never writes, is not detoasted), and only a
- * well-formed one is believed. What the search verifies a candidate against and what the
- * table index holds for a row, alike.
+ * The set stored in sets column value sd, palloc'd into *set, when it is a stored set;
+ * false otherwise. Only a value of a stored set's length is detoasted (at most 64 kB: a
+ * longer value, which the trigger never writes, is not), and only a well-formed one is
+ * believed. What the search verifies a candidate against and what the table index holds
+ * for a row, alike.
  */
 bool
 stored_set_of(Datum sd, SimhashShingleSet *set)
 {
 	bytea	   *stored;
+	size_t		len;
+	uint64	   *data;
 	bool		ok;
 
-	if (!stored_set_length_ok(toast_raw_datum_size(sd) - VARHDRSZ))
+	if (!simhash_stored_set_length_ok(toast_raw_datum_size(sd) - VARHDRSZ))
 		return false;
 	stored = DatumGetByteaPP(sd);
-	ok = stored_set_read(stored, set);
+	len = VARSIZE_ANY_EXHDR(stored);
+	data = palloc(sizeof(uint64) * Max(len / 8, 1));
+	ok = simhash_stored_set_read((const unsigned char *) VARDATA_ANY(stored), len, data,
+								 &set->size);
+	if (ok)
+		set->data = data;
+	else
+		pfree(data);
 	if ((Pointer) stored != DatumGetPointer(sd))
 		pfree(stored);
 	return ok;
