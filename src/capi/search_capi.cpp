@@ -16,6 +16,14 @@ static_assert(SIMHASH_MAX_LOCK_KEYS == simhash::kMaxLockKeys, "keep the C and C+
 static_assert(SIMHASH_MAX_LOCK_DISTANCE == simhash::kMaxLockDistance,
               "keep the C and C++ limits equal");
 
+namespace {
+
+simhash::LockSecret lock_secret(const simhash_lock_secret& s) {
+  return simhash::LockSecret{s.table, s.k0, s.k1};
+}
+
+}  // namespace
+
 extern "C" {
 
 simhash_status simhash_block_value(std::uint64_t fp, std::int32_t blocks, std::int32_t block,
@@ -102,6 +110,42 @@ simhash_status simhash_lock_keys(std::uint64_t fp, std::int32_t k, std::uint32_t
     *count = keys.size();
     return SIMHASH_OK;
   });
+}
+
+simhash_status simhash_lock_key_bound(std::int32_t k, std::uint64_t* bound, char* errbuf,
+                                      std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (bound == nullptr) throw std::invalid_argument("null argument");
+    *bound = simhash::lock_key_bound(k);
+    return SIMHASH_OK;
+  });
+}
+
+simhash_status simhash_row_lock_keys(std::uint64_t fp, std::int32_t k,
+                                     const simhash_lock_secret* secret, std::uint32_t* out,
+                                     std::size_t cap, std::size_t* count, char* errbuf,
+                                     std::size_t errcap) noexcept {
+  return guarded(errbuf, errcap, [&] {
+    if (secret == nullptr || count == nullptr || (out == nullptr && cap != 0)) {
+      throw std::invalid_argument("null argument");
+    }
+    const std::vector<std::uint32_t> keys = simhash::row_lock_keys(fp, k, lock_secret(*secret));
+    if (keys.size() > cap) throw std::invalid_argument("lock key buffer too small");
+    std::copy(keys.begin(), keys.end(), out);
+    *count = keys.size();
+    return SIMHASH_OK;
+  });
+}
+
+std::size_t simhash_lsh_row_lock_keys(const std::int64_t* lsh, std::size_t n,
+                                      const simhash_lock_secret* secret,
+                                      std::uint32_t* out) noexcept {
+  if (lsh == nullptr || secret == nullptr || out == nullptr) return 0;
+  return simhash::lsh_row_lock_keys(lsh, n, lock_secret(*secret), out);
+}
+
+std::size_t simhash_sort_distinct_keys(std::uint32_t* keys, std::size_t n) noexcept {
+  return keys == nullptr ? 0 : simhash::sort_distinct(keys, n);
 }
 
 void simhash_key_lock_keys(std::uint32_t* keys, std::size_t n, std::uint32_t table,

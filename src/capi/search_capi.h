@@ -67,6 +67,37 @@ simhash_status simhash_choose_blocks(int32_t max_distance, double rows, int32_t 
 simhash_status simhash_lock_keys(uint64_t fp, int32_t k, uint32_t *out, size_t cap, size_t *count,
                                  char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
 
+/* The most lock keys of a fingerprint at distance k (0..16) into *bound. */
+simhash_status simhash_lock_key_bound(int32_t k, uint64_t *bound, char *errbuf,
+                                      size_t errcap) SIMHASH_NOEXCEPT;
+
+/* What a row's lock keys are keyed with: its table (OID) and the database's secret. */
+typedef struct simhash_lock_secret {
+  uint32_t table;
+  uint64_t k0;
+  uint64_t k1;
+} simhash_lock_secret;
+
+/*
+ * The lock keys a row of the dedupe trigger takes under distance k (0..16): those of its
+ * fingerprint fp, keyed with the secret (see simhash_key_lock_keys), ascending and
+ * distinct, into out[0..cap); *count receives their number.
+ */
+simhash_status simhash_row_lock_keys(uint64_t fp, int32_t k, const simhash_lock_secret *secret,
+                                     uint32_t *out, size_t cap, size_t *count, char *errbuf,
+                                     size_t errcap) SIMHASH_NOEXCEPT;
+
+/*
+ * The lock keys a row takes under a threshold: its LSH keys lsh[0..n), each folded to 32
+ * bits (rows that share an LSH key share a lock key), keyed, ascending and distinct, into
+ * out[0..n); returns their number.
+ */
+size_t simhash_lsh_row_lock_keys(const int64_t *lsh, size_t n, const simhash_lock_secret *secret,
+                                 uint32_t *out) SIMHASH_NOEXCEPT;
+
+/* Sorts keys[0..n) and drops repeats (a statement's lock keys); returns how many are left. */
+size_t simhash_sort_distinct_keys(uint32_t *keys, size_t n) SIMHASH_NOEXCEPT;
+
 /*
  * Keys the lock keys keys[0..n) of one table (its OID) with a secret (k0, k1), in place, by
  * SipHash-2-4 (src/core/siphash.hpp): every role can read lock keys in pg_locks, and a

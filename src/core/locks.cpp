@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/mix.hpp"
+#include "core/siphash.hpp"
 
 namespace simhash {
 
@@ -62,9 +63,42 @@ std::vector<std::uint32_t> lock_keys(std::uint64_t fp, int k) {
       pick[static_cast<std::size_t>(j)] = pick[static_cast<std::size_t>(j) - 1] + 1;
     }
   }
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  keys.resize(sort_distinct(keys.data(), keys.size()));
   return keys;
+}
+
+std::size_t lock_key_bound(int k) { return static_cast<std::size_t>(lock_scheme(k).keys); }
+
+namespace {
+
+// Keys keys[0..n) in place, then sorts them and drops repeats (keying keeps no order).
+std::size_t key_all(std::uint32_t* keys, std::size_t n, const LockSecret& secret) noexcept {
+  for (std::size_t i = 0; i < n; ++i) {
+    keys[i] = keyed_lock_key(keys[i], secret.table, secret.k0, secret.k1);
+  }
+  return sort_distinct(keys, n);
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> row_lock_keys(std::uint64_t fp, int k, const LockSecret& secret) {
+  std::vector<std::uint32_t> keys = lock_keys(fp, k);
+  keys.resize(key_all(keys.data(), keys.size(), secret));
+  return keys;
+}
+
+std::size_t lsh_row_lock_keys(const std::int64_t* lsh, std::size_t n, const LockSecret& secret,
+                              std::uint32_t* out) noexcept {
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto key = static_cast<std::uint64_t>(lsh[i]);
+    out[i] = static_cast<std::uint32_t>(key ^ (key >> 32));
+  }
+  return key_all(out, n, secret);
+}
+
+std::size_t sort_distinct(std::uint32_t* keys, std::size_t n) noexcept {
+  std::sort(keys, keys + n);
+  return static_cast<std::size_t>(std::unique(keys, keys + n) - keys);
 }
 
 }  // namespace simhash

@@ -33,7 +33,7 @@ find_near_duplicate(DedupeConfig *c, Relation rel, HeapTuple old, RowWork *w, Fo
 	Snapshot	xact_snapshot = NULL;
 	uint32		lock_keys[SIMHASH_MAX_LOCK_KEYS];
 
-	serialize_writers(c, lock_keys, row_lock_keys(c, w->fp, w->lsh, w->nlsh, lock_keys));
+	serialize_writers(c, lock_keys, c->metric->lock_keys(c, w->fp, w->lsh, w->nlsh, lock_keys));
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	if (IsolationUsesXactSnapshot())

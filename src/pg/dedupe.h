@@ -98,7 +98,7 @@ typedef struct DedupeMetric
 	/* the keys of a row whose text w->new_text.body is read (same_text: an UPDATE kept it) */
 	void		(*row_keys) (DedupeConfig *c, HeapTuple tuple, HeapTuple old, TupleDesc desc,
 							 RowWork *w, bool same_text);
-	/* a row's lock keys before they are keyed (SIMHASH_MAX_LOCK_KEYS at most), the bound */
+	/* a row's lock keys, keyed, sorted, distinct (SIMHASH_MAX_LOCK_KEYS at most); the bound */
 	size_t		(*lock_keys) (const DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh,
 							  uint32 *keys);
 	uint64		(*lock_key_bound) (const DedupeConfig *c);
@@ -247,9 +247,7 @@ extern bool candidate_wins(DedupeConfig *c, const Found *found, bool is_original
 extern bool apply_policy(DedupeConfig *c, Relation rel, Trigger *tg, const Found *found,
 						 RowWork *w);
 
-/* dedupe_locks.c: the lock keys of a row, and taking them */
-extern size_t row_lock_keys(DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh,
-							uint32 *keys);
+/* dedupe_locks.c: taking a row's lock keys (c->metric->lock_keys()) */
 extern void serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n);
 /* the lock keys of a statement's rows, taken at once by serialize_bulk() */
 typedef struct KeySet

@@ -316,7 +316,7 @@ lock_rows(BulkLoad *l, DedupeMemo *m)
 		{
 			uint32		keys[SIMHASH_MAX_LOCK_KEYS];
 
-			add_keys(&ks, keys, row_lock_keys(c, w.fp, w.lsh, w.nlsh, keys));
+			add_keys(&ks, keys, c->metric->lock_keys(c, w.fp, w.lsh, w.nlsh, keys));
 		}
 		MemoryContextReset(row_cxt);
 	}

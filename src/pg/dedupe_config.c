@@ -940,7 +940,7 @@ memo_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn)
 
 /*
  * The secret of the lock keys, from the extension's table simhash_lock_secret, read
- * directly (the writer may not read the table, and must not): see row_lock_keys().
+ * directly (the writer may not read the table, and must not): see core/locks.hpp.
  */
 void
 load_lock_secret(DedupeConfig *c, Oid nsp)

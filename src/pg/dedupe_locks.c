@@ -26,7 +26,6 @@
 #include "utils/lsyscache.h"
 
 #include "capi/search_capi.h"
-#include "capi/similarity_capi.h"
 #include "pg/dedupe.h"
 #include "pg/simhash_pg.h"
 
@@ -206,36 +205,6 @@ refuse_past_budget(DedupeConfig *c)
 					 table)));
 }
 
-static int
-compare_uint32(const void *a, const void *b)
-{
-	uint32		x = *(const uint32 *) a;
-	uint32		y = *(const uint32 *) b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * The lock keys of a new row into keys[0..SIMHASH_MAX_LOCK_KEYS), ascending and distinct;
- * returns their number: the metric's (dedupe_metric.c).
- * Every role can read the keys of the locks held in pg_locks, so each key is then keyed
- * with the database's secret and the table (SipHash-2-4): equal keys of one table stay
- * equal, and nothing of the fingerprint can be read from them.
- */
-size_t
-row_lock_keys(DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh, uint32 *keys)
-{
-	size_t		n = 0;
-	size_t		raw = c->metric->lock_keys(c, fp, lsh, nlsh, keys);
-
-	simhash_key_lock_keys(keys, raw, (uint32) c->root, c->lock_k0, c->lock_k1);
-	qsort(keys, raw, sizeof(uint32), compare_uint32);
-	for (size_t i = 0; i < raw; i++)
-		if (n == 0 || keys[i] != keys[n - 1])
-			keys[n++] = keys[i];
-	return n;
-}
-
 /*
  * The table whose rows simhash_dedupe_insert() is inserting (dedupe_bulk.c), in the
  * transaction bulk_lxid: it took every lock key of its rows beforehand, so the trigger
@@ -359,22 +328,7 @@ bulk_takes_table(DedupeConfig *c, uint64 max_keys)
 	return false;
 }
 
-/* Sorts the keys of ks and drops repeats. */
-static void
-compact_keys(KeySet *ks)
-{
-	size_t		n = 0;
-
-	if (ks->n == 0)
-		return;
-	qsort(ks->keys, ks->n, sizeof(uint32), compare_uint32);
-	for (size_t i = 0; i < ks->n; i++)
-		if (n == 0 || ks->keys[i] != ks->keys[n - 1])
-			ks->keys[n++] = ks->keys[i];
-	ks->n = n;
-}
-
-/* Adds keys[0..n) to ks (compacted as it fills). */
+/* Adds keys[0..n) to ks (sorted and repeats dropped as it fills). */
 void
 add_keys(KeySet *ks, const uint32 *keys, size_t n)
 {
@@ -385,7 +339,7 @@ add_keys(KeySet *ks, const uint32 *keys, size_t n)
 	}
 	if (ks->n + n > ks->capacity)
 	{
-		compact_keys(ks);
+		ks->n = simhash_sort_distinct_keys(ks->keys, ks->n);
 		if (ks->n + n > ks->capacity / 2)
 		{
 			ks->capacity = Max(ks->capacity * 2, ks->n + n);
@@ -414,7 +368,7 @@ serialize_bulk(DedupeConfig *c, KeySet *ks)
 
 	if (holds_table(c))
 		return;
-	compact_keys(ks);
+	ks->n = simhash_sort_distinct_keys(ks->keys, ks->n);
 	keys = ks->keys;
 	n = ks->n;
 	count = lock_count(c->root);

@@ -86,35 +86,47 @@ similarity_row_keys(DedupeConfig *c, HeapTuple tuple, HeapTuple old, TupleDesc d
 	w->search = w->nlsh > 0 && !same_text;
 }
 
+/* What the table's lock keys are keyed with (load_lock_secret()). */
+static simhash_lock_secret
+lock_secret(const DedupeConfig *c)
+{
+	simhash_lock_secret secret = {(uint32) c->root, c->lock_k0, c->lock_k1};
+
+	return secret;
+}
+
 /* Distance: the lock keys of the fingerprint at k (core/locks.hpp). */
 static size_t
 distance_lock_keys(const DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh, uint32 *keys)
 {
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
-	size_t		raw = 0;
+	simhash_lock_secret secret = lock_secret(c);
+	size_t		n = 0;
 
-	simhash_check_status(simhash_lock_keys(fp, c->k, keys, SIMHASH_MAX_LOCK_KEYS, &raw,
-										   errbuf, sizeof(errbuf)), errbuf);
-	return raw;
+	simhash_check_status(simhash_row_lock_keys(fp, c->k, &secret, keys, SIMHASH_MAX_LOCK_KEYS,
+											   &n, errbuf, sizeof(errbuf)), errbuf);
+	return n;
 }
 
 /* Threshold: the LSH keys folded to 32 bits (rows that share an LSH key share a lock key). */
 static size_t
 similarity_lock_keys(const DedupeConfig *c, uint64 fp, const int64 *lsh, int nlsh, uint32 *keys)
 {
+	simhash_lock_secret secret = lock_secret(c);
+
 	StaticAssertStmt(SIMHASH_LSH_BANDS <= SIMHASH_MAX_LOCK_KEYS, "room for the LSH lock keys");
-	for (int i = 0; i < nlsh; i++)
-		keys[i] = (uint32) ((uint64) lsh[i] ^ ((uint64) lsh[i] >> 32));
-	return nlsh;
+	return simhash_lsh_row_lock_keys(lsh, nlsh, &secret, keys);
 }
 
 /* The most lock keys one row takes: those of a fingerprint at k, or one per LSH band. */
 static uint64
 distance_lock_key_bound(const DedupeConfig *c)
 {
-	uint32		keys[SIMHASH_MAX_LOCK_KEYS];
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+	uint64		bound = 0;
 
-	return distance_lock_keys(c, 0, NULL, 0, keys);
+	simhash_check_status(simhash_lock_key_bound(c->k, &bound, errbuf, sizeof(errbuf)), errbuf);
+	return bound;
 }
 
 static uint64

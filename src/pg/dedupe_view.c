@@ -513,7 +513,8 @@ view_write(DedupeConfig *c, Relation view, Relation root, Trigger *tg, HeapTuple
 		uint32		lock_keys[SIMHASH_MAX_LOCK_KEYS];
 
 		if (!keys_held)
-			serialize_writers(c, lock_keys, row_lock_keys(c, w->fp, w->lsh, w->nlsh, lock_keys));
+			serialize_writers(c, lock_keys,
+							  c->metric->lock_keys(c, w->fp, w->lsh, w->nlsh, lock_keys));
 		view_search(c, w, upper, &found);
 	}
 	if (!apply_policy(c, root, tg, &found, w))
@@ -743,7 +744,8 @@ write_held_rows(DedupeConfig *c, Relation view, Trigger *tg)
 		{
 			uint32		keys[SIMHASH_MAX_LOCK_KEYS];
 
-			add_keys(&ks, keys, row_lock_keys(c, works[i].fp, works[i].lsh, works[i].nlsh, keys));
+			add_keys(&ks, keys,
+					 c->metric->lock_keys(c, works[i].fp, works[i].lsh, works[i].nlsh, keys));
 		}
 	}
 	serialize_bulk(c, &ks);

@@ -155,51 +155,75 @@ std::uint64_t fnv1a(const std::vector<std::uint32_t>& keys) {
   return h;
 }
 
-// What src/pg/dedupe_locks.c did with a row's raw keys: keyed, sorted, repeats dropped.
-std::vector<std::uint32_t> keyed_today(std::vector<std::uint32_t> keys, std::uint32_t table,
-                                       std::uint64_t k0, std::uint64_t k1) {
-  simhash_key_lock_keys(keys.data(), keys.size(), table, k0, k1);
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+// A row's keys through the C ABI the trigger calls (src/pg/dedupe_metric.c), checked
+// against the core's.
+std::vector<std::uint32_t> distance_keys(std::uint64_t fp, int k, std::uint32_t table,
+                                         std::uint64_t k0, std::uint64_t k1) {
+  const simhash_lock_secret secret{table, k0, k1};
+  std::uint32_t out[SIMHASH_MAX_LOCK_KEYS];
+  std::size_t n = 0;
+  char err[128];
+  EXPECT_EQ(simhash_row_lock_keys(fp, k, &secret, out, SIMHASH_MAX_LOCK_KEYS, &n, err, sizeof err),
+            SIMHASH_OK);
+  std::vector<std::uint32_t> keys(out, out + n);
+  EXPECT_EQ(keys, row_lock_keys(fp, k, LockSecret{table, k0, k1}));
   return keys;
 }
 
-std::vector<std::uint32_t> distance_today(std::uint64_t fp, int k, std::uint32_t table,
-                                          std::uint64_t k0, std::uint64_t k1) {
-  return keyed_today(lock_keys(fp, k), table, k0, k1);
-}
-
-std::vector<std::uint32_t> lsh_today(const std::int64_t* lsh, std::size_t n, std::uint32_t table,
-                                     std::uint64_t k0, std::uint64_t k1) {
-  std::vector<std::uint32_t> keys;
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto h = static_cast<std::uint64_t>(lsh[i]);
-    keys.push_back(static_cast<std::uint32_t>(h ^ (h >> 32)));
-  }
-  return keyed_today(keys, table, k0, k1);
+std::vector<std::uint32_t> lsh_keys(const std::int64_t* lsh, std::size_t n, std::uint32_t table,
+                                    std::uint64_t k0, std::uint64_t k1) {
+  const simhash_lock_secret secret{table, k0, k1};
+  std::uint32_t out[SIMHASH_MAX_LOCK_KEYS];
+  return std::vector<std::uint32_t>(out, out + simhash_lsh_row_lock_keys(lsh, n, &secret, out));
 }
 
 TEST(Locks, DistanceRowKeysAreTheGoldenOnes) {
   for (const GoldenDistance& g : kGoldenDistance) {
-    const auto keys = distance_today(kGoldenFp, g.k, 16384, kGoldenK0, kGoldenK1);
+    const auto keys = distance_keys(kGoldenFp, g.k, 16384, kGoldenK0, kGoldenK1);
     ASSERT_EQ(keys.size(), g.n) << "k=" << g.k;
     EXPECT_EQ(fnv1a(keys), g.digest) << "k=" << g.k;
     EXPECT_EQ(keys.front(), g.first) << "k=" << g.k;
     EXPECT_EQ(keys.back(), g.last) << "k=" << g.k;
-    EXPECT_EQ(lock_keys(0, g.k).size(), g.n) << "k=" << g.k;  // the bound of one row
+    EXPECT_EQ(lock_key_bound(g.k), g.n) << "k=" << g.k;  // the bound of one row
+    std::uint64_t bound = 0;
+    char err[128];
+    EXPECT_EQ(simhash_lock_key_bound(g.k, &bound, err, sizeof err), SIMHASH_OK);
+    EXPECT_EQ(bound, g.n);
   }
-  EXPECT_EQ(distance_today(81985529216486895ULL, 3, 16487, 1, 2),
+  EXPECT_EQ(distance_keys(81985529216486895ULL, 3, 16487, 1, 2),
             (std::vector<std::uint32_t>{728660440, 2849993291, 3344689340, 4225500515}));
-  EXPECT_EQ(distance_today(~std::uint64_t{0}, 3, 16487, 1, 2),
+  EXPECT_EQ(distance_keys(~std::uint64_t{0}, 3, 16487, 1, 2),
             (std::vector<std::uint32_t>{1005922317, 2138069411, 2680776157, 3434765158}));
 }
 
 TEST(Locks, LshRowKeysAreTheGoldenOnes) {
-  EXPECT_EQ(lsh_today(kGoldenLsh, 20, 16493, 1, 2), kGoldenLshKeys);
+  EXPECT_EQ(lsh_keys(kGoldenLsh, 20, 16493, 1, 2), kGoldenLshKeys);
   const std::int64_t repeated[4] = {5, 5, -7, 5};  // equal LSH keys, one lock key
-  EXPECT_EQ(lsh_today(repeated, 4, 16493, 1, 2),
+  EXPECT_EQ(lsh_keys(repeated, 4, 16493, 1, 2),
             (std::vector<std::uint32_t>{2775911391, 3068516061}));
-  EXPECT_TRUE(lsh_today(repeated, 0, 16493, 1, 2).empty());
+  EXPECT_TRUE(lsh_keys(repeated, 0, 16493, 1, 2).empty());
+}
+
+TEST(Locks, RowKeysRefuseWhatTheFingerprintsKeysRefuse) {
+  const simhash_lock_secret secret{16384, 1, 2};
+  std::uint32_t out[SIMHASH_MAX_LOCK_KEYS];
+  std::size_t n = 0;
+  char err[128];
+  EXPECT_EQ(simhash_row_lock_keys(42, 8, &secret, out, 2, &n, err, sizeof err),
+            SIMHASH_INVALID_ARGUMENT);
+  EXPECT_EQ(simhash_row_lock_keys(42, 17, &secret, out, SIMHASH_MAX_LOCK_KEYS, &n, err, sizeof err),
+            SIMHASH_INVALID_ARGUMENT);
+  std::uint64_t bound = 0;
+  EXPECT_EQ(simhash_lock_key_bound(17, &bound, err, sizeof err), SIMHASH_INVALID_ARGUMENT);
+}
+
+// A statement's keys: ascending, each once.
+TEST(Locks, SortDistinctKeys) {
+  std::uint32_t keys[] = {9, 3, 9, 1, 3, 3, 0xffffffffU};
+  ASSERT_EQ(simhash_sort_distinct_keys(keys, 7), 4u);
+  EXPECT_EQ(std::vector<std::uint32_t>(keys, keys + 4),
+            (std::vector<std::uint32_t>{1, 3, 9, 0xffffffffU}));
+  EXPECT_EQ(simhash_sort_distinct_keys(keys, 0), 0u);
 }
 
 TEST(Locks, CapiCopiesTheKeys) {
