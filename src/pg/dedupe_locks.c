@@ -206,6 +206,21 @@ refuse_past_budget(DedupeConfig *c)
 }
 
 /*
+ * The rule of the table lock, once a transaction's advisory locks are many: SHARE ROW
+ * EXCLUSIVE on the table instead (waiting for it when wait; true once taken) when the
+ * current user may lock the table; otherwise, past the budget (over), the row is refused.
+ */
+static bool
+table_instead(DedupeConfig *c, bool wait, bool over)
+{
+	if (may_lock_table(c))
+		return lock_tables(c, wait);
+	if (over)
+		refuse_past_budget(c);
+	return false;
+}
+
+/*
  * The table whose rows simhash_dedupe_insert() is inserting (dedupe_bulk.c), in the
  * transaction bulk_lxid: it took every lock key of its rows beforehand, so the trigger
  * only checks that it holds them (it neither counts them nor tries for the table lock).
@@ -258,6 +273,7 @@ void
 serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n)
 {
 	LockCount  *count;
+	bool		over;
 
 	if (holds_table(c))
 		return;
@@ -280,7 +296,8 @@ serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n)
 	}
 	count = lock_count(c->root);
 	start_xact_count();
-	if (count->locks >= count->next_try || xact_locks >= lock_budget())
+	over = xact_locks >= lock_budget();
+	if (count->locks >= count->next_try || over)
 	{
 		/*
 		 * Many rows in one transaction: keep the other writers out instead. Without
@@ -293,18 +310,26 @@ serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n)
 		 * advisory locks on all of them reach it (counted per table, with more tables
 		 * than LOCK_COUNTS, a table whose slot was taken would start again from 0).
 		 */
-		bool		wait = xact_locks >= lock_budget();
-
-		if (may_lock_table(c))
-		{
-			if (lock_tables(c, wait))
-				return;
-		}
-		else if (wait)
-			refuse_past_budget(c);
+		if (table_instead(c, over, over))
+			return;
 		count->next_try = count->locks + retry_step();
 	}
 	acquire_keys(c, count, keys, n);
+}
+
+/*
+ * A load of n keys at once: true when it takes the table lock instead, waiting for it (n
+ * reaches first_try() or the budget, and the current user may lock the table); past the
+ * budget otherwise, it is refused when refuse.
+ */
+static bool
+load_takes_table(DedupeConfig *c, uint64 n, bool refuse)
+{
+	bool		over;
+
+	start_xact_count();
+	over = xact_locks + n > lock_budget();
+	return (n >= first_try() || over) && table_instead(c, true, over && refuse);
 }
 
 /*
@@ -317,15 +342,7 @@ serialize_writers(DedupeConfig *c, const uint32 *keys, size_t n)
 bool
 bulk_takes_table(DedupeConfig *c, uint64 max_keys)
 {
-	if (holds_table(c))
-		return true;
-	start_xact_count();
-	if ((max_keys >= first_try() || xact_locks + max_keys > lock_budget()) && may_lock_table(c))
-	{
-		(void) lock_tables(c, true);
-		return true;
-	}
-	return false;
+	return holds_table(c) || load_takes_table(c, max_keys, false);
 }
 
 /* Adds keys[0..n) to ks (sorted and repeats dropped as it fills). */
@@ -363,25 +380,11 @@ void
 serialize_bulk(DedupeConfig *c, KeySet *ks)
 {
 	LockCount  *count;
-	const uint32 *keys;
-	size_t		n;
 
 	if (holds_table(c))
 		return;
 	ks->n = simhash_sort_distinct_keys(ks->keys, ks->n);
-	keys = ks->keys;
-	n = ks->n;
 	count = lock_count(c->root);
-	start_xact_count();
-	if (n >= first_try() || xact_locks + n > lock_budget())
-	{
-		if (may_lock_table(c))
-		{
-			(void) lock_tables(c, true);
-			return;
-		}
-		if (xact_locks + n > lock_budget())
-			refuse_past_budget(c);
-	}
-	acquire_keys(c, count, keys, n);
+	if (!load_takes_table(c, ks->n, true))
+		acquire_keys(c, count, ks->keys, ks->n);
 }
