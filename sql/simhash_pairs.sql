@@ -228,6 +228,32 @@ GROUP BY seed, k, parts
 HAVING count(*) FILTER (WHERE got AND NOT expected) > 0 OR count(*) FILTER (WHERE expected AND NOT got) > 0
     OR sum(copies) FILTER (WHERE copies > 1) > 0
 ORDER BY 1, 2, 3;
+-- The forests of the parts (simhash_part_forest: only pairs that join two components) give
+-- the components of all the pairs: the same clusters as simhash_clusters, k = 0..8, 1, 7
+-- and 64 parts, in fewer rows.
+CREATE TEMP TABLE forest_edges AS
+SELECT g.seed, g.k, g.parts, g.p[i] AS id1, g.p[i + 1] AS id2, g.p[i + 3] AS fp1, g.p[i + 4] AS fp2
+FROM (SELECT seed, k, parts, simhash_part_forest(id, fp, k, part, parts) AS p
+      FROM (SELECT d.seed, k, parts, simhash_pair_part(d.fp, k, b, parts) AS part, d.id, d.fp
+            FROM pairs_data d, generate_series(0, 8) k, unnest(ARRAY[1, 7, 64]) parts,
+                 generate_series(0, greatest(1, k)) b
+            WHERE d.fp IS NOT NULL) x
+      GROUP BY seed, k, parts, part) g, generate_series(1, cardinality(g.p), 5) i;
+CREATE FUNCTION pg_temp.forest_differs(s int, kk int, pp int) RETURNS bigint LANGUAGE sql AS $$
+  SELECT count(*) FROM (
+    (SELECT * FROM simhash_clusters_of_pairs(format(
+       'SELECT id1, id2, fp1, fp2 FROM forest_edges WHERE seed = %s AND k = %s AND parts = %s', s, kk, pp))
+     EXCEPT ALL
+     SELECT * FROM simhash_clusters(format('SELECT id, fp FROM pairs_data WHERE seed = %s', s), kk))
+    UNION ALL
+    (SELECT * FROM simhash_clusters(format('SELECT id, fp FROM pairs_data WHERE seed = %s', s), kk)
+     EXCEPT ALL
+     SELECT * FROM simhash_clusters_of_pairs(format(
+       'SELECT id1, id2, fp1, fp2 FROM forest_edges WHERE seed = %s AND k = %s AND parts = %s', s, kk, pp)))) d
+$$;
+SELECT sum(pg_temp.forest_differs(seed, k, parts)) AS cluster_rows_differing,
+       (SELECT count(*) FROM forest_edges) AS forest_rows, (SELECT count(*) * 3 FROM pairs_expected) AS pair_rows
+FROM (SELECT DISTINCT seed FROM pairs_data) s, generate_series(0, 8) k, unnest(ARRAY[1, 7, 64]) parts;
 SELECT simhash_pair_part(-1, 3, 4, 8);
 SELECT simhash_pair_part(-1, 16, 0, 8);
 SELECT simhash_part_pairs(i, 0, 3, 0, 1) FROM generate_series(1, 2) i;

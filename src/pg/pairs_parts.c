@@ -222,15 +222,55 @@ first_shared_block_here(const PartRows *s, uint64 a, uint64 b)
 	return false;
 }
 
-PG_FUNCTION_INFO_V1(simhash_part_pairs_final);
+/* What the final functions return: a flat array of (id1, id2, distance, fp1, fp2). */
+typedef struct PairsOut
+{
+	Datum	   *v;
+	size_t		n;
+	size_t		capacity;
+} PairsOut;
+
+static void
+out_pair(PairsOut *o, int64 id1, int64 id2, int distance, uint64 fp1, uint64 fp2)
+{
+	if (o->n + 5 > o->capacity)
+	{
+		if (o->capacity * 2 > MaxArraySize)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("simhash_part_pairs: more than %zu pairs in one part",
+							(size_t) MaxArraySize / 5),
+					 errhint("Give the intermediate table more parts: raise citus.shard_count, or use the query form of simhash_pairs.")));
+		o->capacity *= 2;
+		o->v = repalloc_huge(o->v, o->capacity * sizeof(Datum));
+	}
+	o->v[o->n++] = Int64GetDatum(id1);
+	o->v[o->n++] = Int64GetDatum(id2);
+	o->v[o->n++] = Int64GetDatum(distance);
+	o->v[o->n++] = Int64GetDatum((int64) fp1);
+	o->v[o->n++] = Int64GetDatum((int64) fp2);
+}
+
+/* The root of row i in a union-find forest (halving the path as it goes). */
+static uint32
+root_of(uint32 *parent, uint32 i)
+{
+	while (parent[i] != i)
+	{
+		parent[i] = parent[parent[i]];
+		i = parent[i];
+	}
+	return i;
+}
 
 /*
  * The pairs of the part's rows within max_distance whose first shared block is this
- * part's, as a flat bigint[] of (id1, id2, distance, fp1, fp2) for each, id1 < id2 (the
- * fingerprints serve the clusters' distances); NULL for none.
+ * part's, id1 < id2 (the fingerprints serve the clusters' distances); NULL for none. With
+ * forest, only the pairs that join two components of the pairs kept so far: a spanning
+ * forest of the part's pairs, whose components are theirs (all the clusters need).
  */
-Datum
-simhash_part_pairs_final(PG_FUNCTION_ARGS)
+static Datum
+part_pairs(FunctionCallInfo fcinfo, bool forest)
 {
 	PartRows   *s = PG_ARGISNULL(0) ? NULL : (PartRows *) PG_GETARG_POINTER(0);
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
@@ -241,11 +281,10 @@ simhash_part_pairs_final(PG_FUNCTION_ARGS)
 	size_t		bytes;
 	void	   *workspace;
 	int32		finished = 0;
-	Datum	   *out;
-	size_t		nout = 0;
-	size_t		out_capacity = 5 * 1024;
+	PairsOut	out = {NULL, 0, 5 * 1024};
 	int64	   *ids;
 	uint64	   *fps;
+	uint32	   *parent = NULL;
 	size_t		n;
 
 	if (s == NULL || s->n < 2)
@@ -259,7 +298,13 @@ simhash_part_pairs_final(PG_FUNCTION_ARGS)
 	workspace = MemoryContextAllocHuge(CurrentMemoryContext, bytes);
 	simhash_check_status(simhash_pair_iter_begin(&iter, &plan, fps, n, 0, tables,
 												 workspace, bytes, errbuf, sizeof(errbuf)), errbuf);
-	out = palloc(out_capacity * sizeof(Datum));
+	out.v = palloc(out.capacity * sizeof(Datum));
+	if (forest)
+	{
+		parent = MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(uint32));
+		for (size_t i = 0; i < n; i++)
+			parent[i] = (uint32) i;
+	}
 	while (!finished)
 	{
 		size_t		count;
@@ -270,40 +315,48 @@ simhash_part_pairs_final(PG_FUNCTION_ARGS)
 		CHECK_FOR_INTERRUPTS();
 		for (size_t p = 0; p < count; p++)
 		{
-			size_t		i = batch[p].i;
-			size_t		j = batch[p].j;
+			uint32		i = batch[p].i;
+			uint32		j = batch[p].j;
 
 			if (!first_shared_block_here(s, fps[i], fps[j]))
 				continue;
-			if (nout + 5 > out_capacity)
+			if (forest)
 			{
-				if (out_capacity * 2 > MaxArraySize)
-					ereport(ERROR,
-							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-							 errmsg("simhash_part_pairs: more than %zu pairs in one part",
-									(size_t) MaxArraySize / 5),
-							 errhint("Give the intermediate table more parts: raise citus.shard_count, or use the query form of simhash_pairs.")));
-				out_capacity *= 2;
-				out = repalloc_huge(out, out_capacity * sizeof(Datum));
+				uint32		a = root_of(parent, i);
+				uint32		b = root_of(parent, j);
+
+				if (a == b)
+					continue;
+				parent[a] = b;
 			}
 			if (ids[i] > ids[j])
-			{
-				size_t		t = i;
-
-				i = j;
-				j = t;
-			}
-			out[nout++] = Int64GetDatum(ids[i]);
-			out[nout++] = Int64GetDatum(ids[j]);
-			out[nout++] = Int64GetDatum(batch[p].distance);
-			out[nout++] = Int64GetDatum((int64) fps[i]);
-			out[nout++] = Int64GetDatum((int64) fps[j]);
+				out_pair(&out, ids[j], ids[i], batch[p].distance, fps[j], fps[i]);
+			else
+				out_pair(&out, ids[i], ids[j], batch[p].distance, fps[i], fps[j]);
 		}
 	}
 	pfree(workspace);
-	if (nout == 0)
+	if (out.n == 0)
 		PG_RETURN_NULL();
-	PG_RETURN_ARRAYTYPE_P(construct_array(out, (int) nout, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	PG_RETURN_ARRAYTYPE_P(construct_array(out.v, (int) out.n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+PG_FUNCTION_INFO_V1(simhash_part_pairs_final);
+
+/* simhash_part_pairs: every pair of the part, as a flat bigint[] (part_pairs()). */
+Datum
+simhash_part_pairs_final(PG_FUNCTION_ARGS)
+{
+	return part_pairs(fcinfo, false);
+}
+
+PG_FUNCTION_INFO_V1(simhash_part_forest_final);
+
+/* simhash_part_forest: a spanning forest of the part's pairs (part_pairs()). */
+Datum
+simhash_part_forest_final(PG_FUNCTION_ARGS)
+{
+	return part_pairs(fcinfo, true);
 }
 
 /* The rows met in the pairs of simhash_clusters_of_pairs(): ids, fingerprints, by id. */

@@ -829,6 +829,17 @@ CREATE AGGREGATE simhash_part_pairs(id bigint, fp bigint, max_distance integer, 
     FINALFUNC_MODIFY = READ_WRITE);
 COMMENT ON AGGREGATE simhash_part_pairs(bigint, bigint, integer, integer, integer) IS
 'the pairs within max_distance among the rows of one part (rows sent there by simhash_pair_part) whose first shared block is that part''s, as a flat bigint[] of (id1, id2, distance, fp1, fp2) for each, id1 < id2; NULL for none';
+CREATE FUNCTION simhash_part_forest_final(internal) RETURNS bigint[]
+    AS 'MODULE_PATHNAME', 'simhash_part_forest_final'
+    LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_part_forest_final(internal) IS
+'final function of simhash_part_forest: a spanning forest of the pairs of the part''s rows';
+CREATE AGGREGATE simhash_part_forest(id bigint, fp bigint, max_distance integer, part integer,
+                                     parts integer) (
+    SFUNC = simhash_part_pairs_step, STYPE = internal, FINALFUNC = simhash_part_forest_final,
+    FINALFUNC_MODIFY = READ_WRITE);
+COMMENT ON AGGREGATE simhash_part_forest(bigint, bigint, integer, integer, integer) IS
+'as simhash_part_pairs, but only the pairs that join two components of those kept before: a spanning forest of the part''s pairs, with the same connected components (what the clusters need, in fewer rows)';
 
 -- True when Citus distributes tbl (hash, range or append); false without Citus.
 CREATE FUNCTION simhash_citus_distributed(tbl regclass) RETURNS boolean
@@ -930,7 +941,7 @@ COMMENT ON FUNCTION simhash_table_form_on_workers(regclass, name, name, boolean,
 -- Returns its name (dropped by the caller) and the query of the pairs, found on the workers
 -- (GROUP BY part, pushed down): (id1, id2, distance, fp1, fp2).
 CREATE FUNCTION simhash_pair_parts(tbl regclass, id_column name, fp_column name, max_distance integer,
-                                   OUT scratch text, OUT pairs_query text)
+                                   forest boolean, OUT scratch text, OUT pairs_query text)
     LANGUAGE plpgsql VOLATILE STRICT
     SET search_path = pg_catalog, pg_temp
     AS $$
@@ -950,13 +961,13 @@ BEGIN
     pairs_query := format(
         'SELECT g.p[i] AS id1, g.p[i OPERATOR(pg_catalog.+) 1] AS id2, g.p[i OPERATOR(pg_catalog.+) 2]::integer AS distance,
                 g.p[i OPERATOR(pg_catalog.+) 3] AS fp1, g.p[i OPERATOR(pg_catalog.+) 4] AS fp2
-         FROM (SELECT @extschema@.simhash_part_pairs(id, fp, %s, part, %s) AS p FROM %s GROUP BY part) g,
+         FROM (SELECT @extschema@.%s(id, fp, %s, part, %s) AS p FROM %s GROUP BY part) g,
               pg_catalog.generate_series(1, pg_catalog.cardinality(g.p), 5) i',
-        max_distance, parts, scratch);
+        CASE WHEN forest THEN 'simhash_part_forest' ELSE 'simhash_part_pairs' END, max_distance, parts, scratch);
 END
 $$;
-COMMENT ON FUNCTION simhash_pair_parts(regclass, name, name, integer) IS
-'the intermediate table of simhash_pairs(tbl, ...) and simhash_clusters(tbl, ...) on a Citus-distributed table, filled, and the query of its pairs by part';
+COMMENT ON FUNCTION simhash_pair_parts(regclass, name, name, integer, boolean) IS
+'the intermediate table of simhash_pairs(tbl, ...) and simhash_clusters(tbl, ...) on a Citus-distributed table, filled, and the query of its pairs by part (forest: only a spanning forest of each part''s pairs, for the clusters)';
 
 -- All pairs of a table within max_distance. A table Citus distributes: its rows go, once
 -- for each block, to the part of an intermediate table distributed by part
@@ -976,7 +987,7 @@ BEGIN
             format('SELECT %I, %I FROM %s', id_column, fp_column, tbl), max_distance);
         RETURN;
     END IF;
-    job := @extschema@.simhash_pair_parts(tbl, id_column, fp_column, max_distance);
+    job := @extschema@.simhash_pair_parts(tbl, id_column, fp_column, max_distance, false);
     RETURN QUERY EXECUTE format('SELECT q.id1, q.id2, q.distance FROM (%s) q', job.pairs_query);
     EXECUTE format('DROP TABLE %s', job.scratch);
 END
@@ -992,7 +1003,7 @@ COMMENT ON FUNCTION simhash_clusters_of_pairs(text) IS
 'connected components of the pairs query returns (id1, id2, fp1, fp2, all bigint), as simhash_clusters gives them: each row of a pair, cluster_id = the smallest id of its component, distance = Hamming distance to that row';
 
 -- Clusters of a table: as simhash_clusters(query); on a table Citus distributes, joined on
--- the coordinator from the pairs the workers found (simhash_pairs(tbl, ...)).
+-- the coordinator from a spanning forest of each part's pairs, found on the workers.
 CREATE FUNCTION simhash_clusters(tbl regclass, id_column name, fp_column name, max_distance integer)
     RETURNS TABLE (id bigint, cluster_id bigint, distance integer)
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
@@ -1007,7 +1018,7 @@ BEGIN
             format('SELECT %I, %I FROM %s', id_column, fp_column, tbl), max_distance);
         RETURN;
     END IF;
-    job := @extschema@.simhash_pair_parts(tbl, id_column, fp_column, max_distance);
+    job := @extschema@.simhash_pair_parts(tbl, id_column, fp_column, max_distance, true);
     RETURN QUERY SELECT * FROM @extschema@.simhash_clusters_of_pairs(
         format('SELECT q.id1, q.id2, q.fp1, q.fp2 FROM (%s) q', job.pairs_query));
     EXECUTE format('DROP TABLE %s', job.scratch);
