@@ -197,15 +197,21 @@ done
 
 # What the table form moves: the intermediate table's rows and bytes on the workers at k = 3
 # (each row once per block), and the pairs (id1, id2, distance, fp1, fp2) the coordinator
-# receives, as rows.
+# receives, as rows; for the clusters, the spanning forests of the parts' pairs.
 sql <<'SQL'
-SELECT scratch, pairs_query FROM simhash_pair_parts('fps', 'id', 'fp', 3) \gset
+SELECT scratch, pairs_query FROM simhash_pair_parts('fps', 'id', 'fp', 3, false) \gset
 CREATE TABLE shuffle_size AS
 SELECT (SELECT count(*) FROM :scratch) AS rows_moved,
        citus_total_relation_size(:'scratch') AS bytes_on_workers;
 CREATE TEMP TABLE answer_arrays AS :pairs_query;
 ALTER TABLE shuffle_size ADD COLUMN answer_bytes bigint;
 UPDATE shuffle_size SET answer_bytes = (SELECT sum(pg_column_size(a.*)) FROM answer_arrays a);
+DROP TABLE :scratch;
+SELECT scratch, pairs_query FROM simhash_pair_parts('fps', 'id', 'fp', 3, true) \gset
+CREATE TEMP TABLE forest_arrays AS :pairs_query;
+ALTER TABLE shuffle_size ADD COLUMN forest_rows bigint, ADD COLUMN forest_bytes bigint;
+UPDATE shuffle_size SET forest_rows = (SELECT count(*) FROM forest_arrays),
+                        forest_bytes = (SELECT sum(pg_column_size(a.*)) FROM forest_arrays a);
 DROP TABLE :scratch;
 SQL
 
@@ -283,7 +289,8 @@ FROM cpu_use c ORDER BY regexp_replace(call, '_(local|query_form|table_form)$', 
 SELECT name AS table_form, n AS rows_differ_from_one_node FROM differ ORDER BY name;
 SELECT rows_moved AS intermediate_rows, pg_size_pretty(bytes_on_workers) AS intermediate_size,
        round(bytes_on_workers::numeric / rows_moved, 1) AS bytes_a_row,
-       pg_size_pretty(answer_bytes) AS pairs_to_coordinator_as_rows
+       pg_size_pretty(answer_bytes) AS pairs_to_coordinator_as_rows,
+       forest_rows AS clusters_forest_rows, pg_size_pretty(forest_bytes) AS forest_to_coordinator
 FROM shuffle_size;
 \echo
 \echo '== Floors: what Citus costs whatever the query does'
