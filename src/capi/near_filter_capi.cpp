@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <new>
+#include <stdexcept>
 
 #include "capi/guard.hpp"
 #include "core/near_filter.hpp"
@@ -25,11 +26,17 @@ extern "C" simhash_status simhash_near_filter_create(int32_t k, simhash_near_fil
 extern "C" void simhash_near_filter_free(simhash_near_filter *filter) noexcept { delete filter; }
 
 extern "C" simhash_status simhash_near_filter_add(simhash_near_filter *filter, uint64_t fp,
-                                                  char *errbuf, size_t errcap) noexcept {
+                                                  size_t budget, char *errbuf,
+                                                  size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
-    filter->filter.add(fp);
+    if (!filter->filter.add_within(fp, budget))
+      throw std::length_error("NearFilter: past its budget");
     return SIMHASH_OK;
   });
+}
+
+extern "C" size_t simhash_near_filter_max_members(size_t budget, int32_t k) noexcept {
+  return simhash::NearFilter::max_members(budget, k);
 }
 
 extern "C" simhash_status simhash_near_filter_add_many_step(simhash_near_filter *filter,
@@ -49,4 +56,8 @@ extern "C" int simhash_near_filter_may_have(const simhash_near_filter *filter,
 
 extern "C" size_t simhash_near_filter_bytes(const simhash_near_filter *filter) noexcept {
   return filter->filter.bytes();
+}
+
+extern "C" size_t simhash_near_filter_size(const simhash_near_filter *filter) noexcept {
+  return filter->filter.size();
 }

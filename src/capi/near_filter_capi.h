@@ -27,9 +27,15 @@ simhash_status simhash_near_filter_create(int32_t k, simhash_near_filter **filte
 /* Frees a filter (NULL is ignored). */
 void simhash_near_filter_free(simhash_near_filter *filter) SIMHASH_NOEXCEPT;
 
-/* Adds a member; on failure (out of memory) the filter is unchanged. */
-simhash_status simhash_near_filter_add(simhash_near_filter *filter, uint64_t fp, char *errbuf,
-                                       size_t errcap) SIMHASH_NOEXCEPT;
+/*
+ * Adds a member; on failure (out of memory) the filter is unchanged. SIMHASH_LIMIT_EXCEEDED
+ * when the filter, with it, holds more than budget bytes (NearFilter::add_within).
+ */
+simhash_status simhash_near_filter_add(simhash_near_filter *filter, uint64_t fp, size_t budget,
+                                       char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
+
+/* The most members a filter at distance k may be made with at once within budget bytes. */
+size_t simhash_near_filter_max_members(size_t budget, int32_t k) SIMHASH_NOEXCEPT;
 
 /*
  * Adds fps[0..n) at once (much cheaper than n adds), in k + 2 steps so that the caller can
@@ -46,8 +52,9 @@ simhash_status simhash_near_filter_add_many_step(simhash_near_filter *filter, co
 /* 0 only when no member lies within k bits of fp; 1 when one may (or does). */
 int simhash_near_filter_may_have(const simhash_near_filter *filter, uint64_t fp) SIMHASH_NOEXCEPT;
 
-/* Bytes the filter holds. */
+/* Bytes the filter holds, and its members. */
 size_t simhash_near_filter_bytes(const simhash_near_filter *filter) SIMHASH_NOEXCEPT;
+size_t simhash_near_filter_size(const simhash_near_filter *filter) SIMHASH_NOEXCEPT;
 
 #ifdef __cplusplus
 }

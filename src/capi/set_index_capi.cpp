@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <new>
+#include <stdexcept>
 
 #include "capi/guard.hpp"
 #include "capi/similarity_capi.h"
@@ -30,10 +31,11 @@ extern "C" void simhash_set_index_free(simhash_set_index *index) noexcept { dele
 
 extern "C" simhash_status simhash_set_index_add(simhash_set_index *index, const int64_t *keys,
                                                 const uint64_t *set, size_t n, int64_t tag,
-                                                int original, size_t hold_limit,
+                                                int original, size_t budget,
                                                 char *errbuf, size_t errcap) noexcept {
   return guarded(errbuf, errcap, [&] {
-    index->index.add(keys, set, n, tag, original != 0, hold_limit);
+    if (!index->index.try_add(keys, set, n, tag, original != 0, budget))
+      throw std::length_error("SetIndex: past its budget");
     return SIMHASH_OK;
   });
 }
@@ -57,11 +59,6 @@ extern "C" simhash_set_answer simhash_set_index_find(simhash_set_index *index,
     default:
       return SIMHASH_SET_NONE;
   }
-}
-
-extern "C" size_t simhash_set_index_peak(const simhash_set_index *index, size_t n, int set_given,
-                                         int original, size_t hold_limit) noexcept {
-  return index->index.peak_bytes(n, set_given != 0, original != 0, hold_limit);
 }
 
 extern "C" size_t simhash_set_index_bytes(const simhash_set_index *index) noexcept {

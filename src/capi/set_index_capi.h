@@ -40,12 +40,12 @@ void simhash_set_index_free(simhash_set_index *index) SIMHASH_NOEXCEPT;
  * Adds a row: its SIMHASH_LSH_BANDS band keys, its shingle set set[0..n) (ascending,
  * distinct) or NULL (not held: n its size, or SIMHASH_SET_UNKNOWN_SIZE), its tag, and
  * whether it is an original (policy link). The set is held only while the index's bytes
- * stay within hold_limit with it.
+ * stay within three quarters of budget with it; SIMHASH_LIMIT_EXCEEDED, nothing added, when
+ * they could pass budget while it is added (SetIndex::try_add).
  */
 simhash_status simhash_set_index_add(simhash_set_index *index, const int64_t *keys,
                                      const uint64_t *set, size_t n, int64_t tag, int original,
-                                     size_t hold_limit, char *errbuf,
-                                     size_t errcap) SIMHASH_NOEXCEPT;
+                                     size_t budget, char *errbuf, size_t errcap) SIMHASH_NOEXCEPT;
 
 /*
  * The rows sharing a key (in its band) with keys[0..SIMHASH_LSH_BANDS) at least threshold
@@ -56,14 +56,6 @@ simhash_set_answer simhash_set_index_find(simhash_set_index *index, const int64_
                                           const uint64_t *set, size_t n, double threshold,
                                           int best, int64_t *tag, int *original,
                                           double *similarity) SIMHASH_NOEXCEPT;
-
-/*
- * At most the bytes the index holds at any point of simhash_set_index_add() with these
- * arguments (set given or NULL, its size n, original, hold_limit): checked before adding
- * by a caller with a budget (SetIndex::peak_bytes).
- */
-size_t simhash_set_index_peak(const simhash_set_index *index, size_t n, int set_given,
-                              int original, size_t hold_limit) SIMHASH_NOEXCEPT;
 
 /* Bytes held, rows added, and rows held with their sets. */
 size_t simhash_set_index_bytes(const simhash_set_index *index) SIMHASH_NOEXCEPT;

@@ -204,6 +204,18 @@ void NearFilter::add(std::uint64_t fp) {
   recent_.push_back(fp);
 }
 
+bool NearFilter::add_within(std::uint64_t fp, std::size_t budget) {
+  add(fp);
+  return size() % 1024 != 0 || bytes() <= budget;
+}
+
+std::size_t NearFilter::max_members(std::size_t budget, int k) noexcept {
+  const std::size_t fixed = static_cast<std::size_t>(k + 1) * 65537 * 4 + 65536 * 8;
+  if (budget <= fixed) return 0;
+  const std::size_t most = (budget - fixed) / (8 * static_cast<std::size_t>(k + 4));
+  return std::min(most, static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()));
+}
+
 // The settled members of block `block` in rotated[from, to) that share the block with q
 // (fp rotated for the block): true at one within k, or once `scanned` reaches the bound.
 bool NearFilter::settled_may_have(std::uint64_t q, int block, std::size_t from, std::size_t to,

@@ -44,6 +44,16 @@ class NearFilter {
   // length_error) fp may be missing; every member added before is still answered for.
   void add(std::uint64_t fp);
 
+  // add(), for a caller with a budget: false when the filter now holds more than budget
+  // bytes (looked at once every 1024 members, bytes() adding up every block's arrays).
+  bool add_within(std::uint64_t fp, std::size_t budget);
+
+  // The most fingerprints a filter at distance k may be made with at once (add_many())
+  // within budget bytes: while it is made it holds k + 1 sorted copies, the array given
+  // and the merge's two buffers with the radix sort's counts: 8 (k + 4) bytes each, plus
+  // the start tables. 0: none; at most 2^31 - 1.
+  static std::size_t max_members(std::size_t budget, int k) noexcept;
+
   // Adds fps[0..n) at once, settled in one merge (what a filter made from a whole table
   // does): much cheaper than n add()s. On failure some of fps[] may answer "maybe"; every
   // member added before is still answered for.

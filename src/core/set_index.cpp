@@ -78,6 +78,14 @@ std::size_t SetIndex::peak_bytes(std::size_t n, bool set_given, bool original,
   return peak;
 }
 
+bool SetIndex::try_add(const std::int64_t* keys, const std::uint64_t* set, std::size_t n,
+                       std::int64_t tag, bool original, std::size_t budget) {
+  const std::size_t hold_limit = budget - budget / 4;
+  if (peak_bytes(n, set != nullptr, original, hold_limit) > budget) return false;
+  add(keys, set, n, tag, original, hold_limit);
+  return true;
+}
+
 void SetIndex::add(const std::int64_t* keys, const std::uint64_t* set, std::size_t n,
                    std::int64_t tag, bool original, std::size_t hold_limit) {
   if ((rows_.size() + 1) * kLshBands >= UINT32_MAX) throw std::length_error("SetIndex: too many rows");

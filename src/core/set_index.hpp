@@ -50,6 +50,12 @@ class SetIndex {
   void add(const std::int64_t* keys, const std::uint64_t* set, std::size_t n, std::int64_t tag,
            bool original, std::size_t hold_limit = ~static_cast<std::size_t>(0));
 
+  // add() for a caller with a budget: the set held while bytes() stays within three
+  // quarters of it; false, nothing added, when bytes() could pass the budget at any point
+  // of the add (peak_bytes()).
+  bool try_add(const std::int64_t* keys, const std::uint64_t* set, std::size_t n,
+               std::int64_t tag, bool original, std::size_t budget);
+
   // Any row at least `threshold` similar to the set a[0..na) with keys[0..kLshBands).
   Answer any(const std::int64_t* keys, const std::uint64_t* a, std::size_t na, double threshold,
              Hit* hit);

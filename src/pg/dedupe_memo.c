@@ -82,7 +82,6 @@ struct DedupeMemo
 	Oid			key_type;		/* link: the key's type (int2, int4, int8) */
 	bool		may_read;		/* may_read_near_duplicate() when made */
 	Size		budget;
-	uint64		members;
 	/* its making from the table, and what it did */
 	bool		from_load;
 	uint64		searches;
@@ -412,35 +411,6 @@ pages_to_read(DedupeConfig *c, BlockNumber *pages)
 	return true;
 }
 
-/* Adds fp; false past the budget (or out of memory). */
-static bool
-add_fp(DedupeMemo *m, uint64 fp)
-{
-	char		errbuf[SIMHASH_ERRBUF_SIZE];
-
-	if (simhash_near_filter_add(m->fps, fp, errbuf, sizeof(errbuf)) != SIMHASH_OK)
-		return false;
-	m->members++;
-	return (m->members & 1023) != 0 || simhash_near_filter_bytes(m->fps) <= m->budget;
-}
-
-/*
- * The most fingerprints a NearFilter at distance k may be made with at once within budget:
- * while made it holds k + 1 sorted copies, the array read and the merge's two buffers with
- * the radix sort's counts (near_filter.hpp): 8 (k + 4) bytes each, plus the tables.
- */
-static uint64
-max_members(Size budget, int k)
-{
-	Size		fixed = (Size) (k + 1) * 65537 * 4 + 65536 * 8;
-	uint64		most;
-
-	if (budget <= fixed)
-		return 0;
-	most = (uint64) (budget - fixed) / (8 * (uint64) (k + 4));
-	return Min(most, (uint64) PG_INT32_MAX);
-}
-
 /*
  * With a distance, from the table: every fingerprint of the fingerprint index of each
  * target (read whole with SnapshotAny: every version with an entry), at once; false past
@@ -449,7 +419,7 @@ max_members(Size budget, int k)
 static bool
 fill_fps(DedupeMemo *m, DedupeConfig *c)
 {
-	uint64		most = max_members(m->budget, c->k);
+	uint64		most = simhash_near_filter_max_members(m->budget, c->k);
 	uint64		cap = Min((uint64) 1024, most);
 	uint64		n = 0;
 	uint64	   *fps;
@@ -498,29 +468,19 @@ fill_fps(DedupeMemo *m, DedupeConfig *c)
 		ok = simhash_near_filter_add_many_step(m->fps, fps, n, step, errbuf,
 											   sizeof(errbuf)) == SIMHASH_OK;
 	}
-	m->members = ok ? n : 0;
 	pfree(fps);
 	return ok;
 }
 
-/*
- * Adds a row to the SetIndex, its set held while the index stays within three quarters of
- * the budget; false (nothing added) when adding it could pass the budget at any point, or
- * out of memory.
- */
+/* Adds a row to the SetIndex; false (nothing added) past the budget, or out of memory. */
 static bool
 add_set(DedupeMemo *m, const int64 *keys, const uint64 *set, size_t n, int64 tag,
 		bool original)
 {
 	char		errbuf[SIMHASH_ERRBUF_SIZE];
-	size_t		hold_limit = m->budget - m->budget / 4;
 
-	if (simhash_set_index_peak(m->sets, n, set != NULL, original, hold_limit) > m->budget ||
-		simhash_set_index_add(m->sets, keys, set, n, tag, original, hold_limit,
-							  errbuf, sizeof(errbuf)) != SIMHASH_OK)
-		return false;
-	m->members++;
-	return true;
+	return simhash_set_index_add(m->sets, keys, set, n, tag, original, m->budget, errbuf,
+								 sizeof(errbuf)) == SIMHASH_OK;
 }
 
 /*
@@ -658,12 +618,12 @@ from_table(DedupeMemo *m, DedupeConfig *c, Trigger *tg)
 		return;
 	}
 	if (m->sets != NULL)
-		elog(DEBUG1, "simhash_dedupe: table index of %llu rows (%zu with their sets) after %llu searches",
-			 (unsigned long long) m->members, simhash_set_index_held(m->sets),
+		elog(DEBUG1, "simhash_dedupe: table index of %zu rows (%zu with their sets) after %llu searches",
+			 simhash_set_index_rows(m->sets), simhash_set_index_held(m->sets),
 			 (unsigned long long) m->searches);
 	else
-		elog(DEBUG1, "simhash_dedupe: table filter of %llu fingerprints after %llu searches",
-			 (unsigned long long) m->members, (unsigned long long) m->searches);
+		elog(DEBUG1, "simhash_dedupe: table filter of %zu fingerprints after %llu searches",
+			 simhash_near_filter_size(m->fps), (unsigned long long) m->searches);
 }
 
 /* What the memo knows a row by: its fingerprint, or its text's seeded digest. */
@@ -796,10 +756,12 @@ memo_written(DedupeConfig *c, Relation rel, RowWork *w, HeapTuple tuple, bool or
 {
 	DedupeMemo *m = memo;
 	int64		tag = 0;
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
 	if (m == NULL)
 		return;
-	if (m->fps != NULL && (w->search || w->unchanged) && !add_fp(m, w->fp))
+	if (m->fps != NULL && (w->search || w->unchanged) &&
+		simhash_near_filter_add(m->fps, w->fp, m->budget, errbuf, sizeof(errbuf)) != SIMHASH_OK)
 		give_up(m, "maintenance_work_mem");
 	if (m->sets != NULL && insert && w->search && w->nlsh == SIMHASH_LSH_BANDS &&
 		w->new_text.set.size > 0)

@@ -180,6 +180,35 @@ TEST(NearFilter, RejectsBadArguments) {
   EXPECT_THROW(NearFilter(3, 0), std::invalid_argument);
 }
 
+// max_members(): what a budget allows a filter made at once (0 below the fixed tables, at
+// most 2^31 - 1), and such a filter holds no more than the budget once made.
+TEST(NearFilter, MaxMembersWithinBudget) {
+  const std::size_t fixed3 = 4 * 65537 * 4 + 65536 * 8;
+  EXPECT_EQ(NearFilter::max_members(0, 3), 0u);
+  EXPECT_EQ(NearFilter::max_members(fixed3, 3), 0u);
+  EXPECT_EQ(NearFilter::max_members(fixed3 + 56 * 1000, 3), 1000u);
+  EXPECT_EQ(NearFilter::max_members(~std::size_t{0}, 3), 2147483647u);
+  EXPECT_EQ(simhash_near_filter_max_members(fixed3 + 56 * 1000, 3), 1000u);
+  const std::size_t budget = 8 << 20;
+  std::mt19937_64 rng(5);
+  std::vector<std::uint64_t> fps(NearFilter::max_members(budget, 3));
+  for (auto& fp : fps) fp = rng();
+  NearFilter f(3);
+  f.add_many(fps.data(), fps.size());
+  EXPECT_LE(f.bytes(), budget);
+}
+
+// add_within() adds, and looks at the bytes once every 1024 members.
+TEST(NearFilter, AddWithinLooksEvery1024Members) {
+  NearFilter f(3);
+  for (int i = 1; i < 1024; ++i) ASSERT_TRUE(f.add_within(static_cast<std::uint64_t>(i), 0));
+  EXPECT_FALSE(f.add_within(1024, 0));
+  EXPECT_EQ(f.size(), 1024u);
+  EXPECT_TRUE(f.add_within(1025, 0));
+  NearFilter g(3);
+  for (int i = 1; i <= 5000; ++i) ASSERT_TRUE(g.add_within(static_cast<std::uint64_t>(i), SIZE_MAX));
+}
+
 TEST(NearFilter, CApi) {
   char err[256];
   simhash_near_filter* f = nullptr;
@@ -187,10 +216,11 @@ TEST(NearFilter, CApi) {
   EXPECT_EQ(f, nullptr);
   ASSERT_EQ(simhash_near_filter_create(3, &f, err, sizeof(err)), SIMHASH_OK);
   EXPECT_EQ(simhash_near_filter_may_have(f, 0x0123456789ABCDEFULL), 0);
-  ASSERT_EQ(simhash_near_filter_add(f, 0x0123456789ABCDEFULL, err, sizeof(err)), SIMHASH_OK);
+  ASSERT_EQ(simhash_near_filter_add(f, 0x0123456789ABCDEFULL, SIZE_MAX, err, sizeof(err)), SIMHASH_OK);
   EXPECT_EQ(simhash_near_filter_may_have(f, 0x0123456789ABCDEFULL ^ 0x7ULL), 1);
   EXPECT_EQ(simhash_near_filter_may_have(f, 0x0123456789ABCDEFULL ^ 0xFULL), 0);
   EXPECT_GT(simhash_near_filter_bytes(f), 0u);
+  EXPECT_EQ(simhash_near_filter_size(f), 1u);
   const uint64_t many[] = {0xFFFF000000000000ULL, 0x00000000FFFF0000ULL};
   EXPECT_EQ(simhash_near_filter_add_many_step(f, many, 2, 5, err, sizeof(err)),
             SIMHASH_INVALID_ARGUMENT);

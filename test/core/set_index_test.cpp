@@ -294,16 +294,25 @@ TEST(SetIndex, CapiFindsAnAddedRow) {
   EXPECT_EQ(sim, 1.0);
   EXPECT_EQ(simhash_set_index_rows(index), 1u);
   EXPECT_EQ(simhash_set_index_held(index), 1u);
-  // past the hold limit, a row is added without its set: a query meeting it is unknown
-  ASSERT_EQ(simhash_set_index_add(index, keys.data(), set.data(), set.size(), 7, 1,
+  // a row that could take the index past its budget is not added
+  EXPECT_EQ(simhash_set_index_add(index, keys.data(), set.data(), set.size(), 7, 1,
                                   simhash_set_index_bytes(index), err, sizeof(err)),
+            SIMHASH_LIMIT_EXCEEDED);
+  EXPECT_EQ(simhash_set_index_rows(index), 1u);
+  ASSERT_EQ(simhash_set_index_add(index, keys.data(), set.data(), set.size(), 7, 1,
+                                  4 * simhash_set_index_bytes(index), err, sizeof(err)),
             SIMHASH_OK);
   EXPECT_EQ(simhash_set_index_rows(index), 2u);
   EXPECT_EQ(simhash_set_index_held(index), 2u);  // room in the first chunk
+  // past three quarters of the budget, a row is added without its set: a query meeting it
+  // is unknown
   SetIndex small;
   std::vector<std::uint64_t> big(70000);
   for (std::size_t i = 0; i < big.size(); ++i) big[i] = i * 3 + 1;
-  small.add(keys.data(), big.data(), big.size(), 1, true, small.bytes() + 1000);
+  const std::size_t budget = small.peak_bytes(big.size(), false, true, 0);
+  EXPECT_FALSE(small.try_add(keys.data(), big.data(), big.size(), 1, true, budget - 1));
+  EXPECT_EQ(small.rows(), 0u);
+  EXPECT_TRUE(small.try_add(keys.data(), big.data(), big.size(), 1, true, budget));
   EXPECT_EQ(small.held(), 0u);
   EXPECT_EQ(small.rows(), 1u);
   SetIndex::Hit hit;
