@@ -21,9 +21,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
+#include "capi/load_ids_capi.h"
 #include "capi/near_filter_capi.h"
 #include "capi/set_index_capi.h"
 #include "pg/compat.h"
@@ -44,14 +42,6 @@
 
 /* Texts longer than this (bytes) are held without their set; their rows are searched. */
 #define MEMO_MAX_TEXT (1024 * 1024)
-
-/* A row of a load before the table is searched: what it is, and whether the table is clean. */
-typedef struct LoadEntry
-{
-	XXH128_hash_t id;			/* the fingerprint, or the text's seeded digest */
-	uint64		row;			/* the first row of the load with it */
-	bool		near;			/* the table held a near duplicate */
-} LoadEntry;
 
 struct DedupeMemo
 {
@@ -76,9 +66,7 @@ struct DedupeMemo
 	/* what it holds */
 	simhash_near_filter *fps;
 	simhash_set_index *sets;
-	LoadEntry  *clean;			/* from a load: the ids it answers, sorted; NULL: all */
-	size_t		nclean;
-	uint64		seed;			/* of the texts' digests (a secret: no crafted collision) */
+	simhash_load_ids *clean;	/* from a load: the ids it answers; NULL: all */
 	Oid			key_type;		/* link: the key's type (int2, int4, int8) */
 	bool		may_read;		/* may_read_near_duplicate() when made */
 	Size		budget;
@@ -122,6 +110,8 @@ free_memo(void *arg)
 	m->fps = NULL;
 	simhash_set_index_free(m->sets);
 	m->sets = NULL;
+	simhash_load_ids_free(m->clean);
+	m->clean = NULL;
 	if (memo == m)
 		memo = NULL;
 }
@@ -626,43 +616,15 @@ from_table(DedupeMemo *m, DedupeConfig *c, Trigger *tg)
 			 simhash_near_filter_size(m->fps), (unsigned long long) m->searches);
 }
 
-/* What the memo knows a row by: its fingerprint, or its text's seeded digest. */
-static XXH128_hash_t
-row_id(const DedupeMemo *m, uint64 fp, const text *body)
-{
-	XXH128_hash_t id = {fp, 0};
-
-	if (m->metric->verifies)
-		id = XXH3_128bits_withSeed(VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body), m->seed);
-	return id;
-}
-
-static int
-compare_entry(const void *a, const void *b)
-{
-	const LoadEntry *x = a;
-	const LoadEntry *y = b;
-	int			c = XXH128_cmp(&x->id, &y->id);
-
-	return c != 0 ? c : (x->row > y->row) - (x->row < y->row);
-}
-
-static LoadEntry *find_id(const DedupeMemo *m, XXH128_hash_t id);
-
 /* Whether the memo answers for a row of this fingerprint or text. */
 static bool
 covers(const DedupeMemo *m, const RowWork *w)
 {
-	return m->clean == NULL || find_id(m, row_id(m, w->fp, w->new_text.body)) != NULL;
-}
+	const text *body = m->metric->verifies ? w->new_text.body : NULL;
 
-static int
-compare_uint64(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
-
-	return (x > y) - (x < y);
+	return m->clean == NULL ||
+		simhash_load_ids_has(m->clean, w->fp, body != NULL ? VARDATA_ANY(body) : NULL,
+							 body != NULL ? VARSIZE_ANY_EXHDR(body) : 0);
 }
 
 /*
@@ -798,21 +760,24 @@ DedupeMemo *
 memo_load_begin(DedupeConfig *c, Trigger *tg, uint64 nrows)
 {
 	DedupeMemo *m;
+	uint64		seed;			/* of the texts' digests (a secret: no crafted collision) */
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
 
 	if (!c->indexed)
 		return NULL;
 	m = memo_new(c, CurrentMemoryContext);
 	m->from_load = true;
-	if ((Size) nrows * sizeof(LoadEntry) > m->budget || !memo_can_serve(m, c, tg))
+	if (simhash_load_ids_bytes(nrows) > m->budget || !memo_can_serve(m, c, tg))
 	{
 		MemoryContextDelete(m->cxt);
 		return NULL;
 	}
-	if (!pg_strong_random(&m->seed, sizeof(m->seed)))
+	if (!pg_strong_random(&seed, sizeof(seed)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("simhash_dedupe_insert: could not generate a random seed")));
-	m->clean = MemoryContextAllocHuge(m->cxt, Max(nrows, 1) * sizeof(LoadEntry));
+	simhash_check_status(simhash_load_ids_create(nrows, seed, &m->clean, errbuf, sizeof(errbuf)),
+						 errbuf);
 	return m;
 }
 
@@ -820,12 +785,13 @@ memo_load_begin(DedupeConfig *c, Trigger *tg, uint64 nrows)
 void
 memo_load_add(DedupeMemo *m, uint64 row, uint64 fp, const text *body)
 {
+	char		errbuf[SIMHASH_ERRBUF_SIZE];
+
 	if (m != NULL)
-	{
-		m->clean[m->nclean].id = row_id(m, fp, body);
-		m->clean[m->nclean].row = row;
-		m->clean[m->nclean++].near = false;
-	}
+		simhash_check_status(simhash_load_ids_add(m->clean, row, fp,
+												  body != NULL ? VARDATA_ANY(body) : NULL,
+												  body != NULL ? VARSIZE_ANY_EXHDR(body) : 0,
+												  errbuf, sizeof(errbuf)), errbuf);
 }
 
 /*
@@ -857,28 +823,6 @@ search_table(DedupeConfig *probe, const int *targets, int ntargets, Snapshot sna
 	return found.any;
 }
 
-/* The entry of the load with this id, or NULL. */
-static LoadEntry *
-find_id(const DedupeMemo *m, XXH128_hash_t id)
-{
-	size_t		lo = 0;
-	size_t		hi = m->nclean;
-
-	while (lo < hi)
-	{
-		size_t		mid = lo + (hi - lo) / 2;
-		int			cmp = XXH128_cmp(&m->clean[mid].id, &id);
-
-		if (cmp == 0)
-			return &m->clean[mid];
-		if (cmp < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
 /*
  * Under the load's locks, before it writes: ROW EXCLUSIVE on the table (a writer that
  * holds the table lock takes no key; this waits for it to end), a snapshot that sees what
@@ -890,14 +834,13 @@ void
 memo_load_search(DedupeMemo *m, DedupeConfig *c, Tuplestorestate *rows, TupleTableSlot *slot,
 				 AttrNumber q_text)
 {
-	DedupeConfig *probe = palloc(sizeof(DedupeConfig));
+	DedupeConfig *probe = palloc(sizeof(DedupeConfig));	/* its context keeps the set cache */
 	MemoryContext row_cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash load memo row",
 												  ALLOCSET_DEFAULT_SIZES);
 	int		   *targets = palloc(sizeof(int) * Max(c->ntargets, 1));
 	int			ntargets = 0;
-	size_t		n = 0;
 	Snapshot	snapshot;
-	uint64		next = 0;
+	uint64		next = 0;		/* the row of rows read next */
 
 	LockRelationOid(c->root, RowExclusiveLock);
 	CommandCounterIncrement();
@@ -914,60 +857,38 @@ memo_load_search(DedupeMemo *m, DedupeConfig *c, Tuplestorestate *rows, TupleTab
 			targets[ntargets++] = t;
 		table_close(rel, NoLock);
 	}
-	/* distinct ids, each with its first row; then in the order of those rows */
-	if (m->nclean > 0)
-		qsort(m->clean, m->nclean, sizeof(LoadEntry), compare_entry);
-	for (size_t i = 0; i < m->nclean; i++)
-		if (n == 0 || !XXH128_isEqual(m->clean[i].id, m->clean[n - 1].id))
-			m->clean[n++] = m->clean[i];
-	m->nclean = n;
-	if (ntargets > 0 && !c->metric->verifies)
-		for (size_t i = 0; i < n; i++)
-		{
-			if ((i & 255) == 0)
-				CHECK_FOR_INTERRUPTS();
-			m->clean[i].near = search_table(probe, targets, ntargets, snapshot,
-											(uint64) m->clean[i].id.low64, NULL);
-		}
-	else if (ntargets > 0)
+	m->distinct = simhash_load_ids_settle(m->clean);
+	tuplestore_rescan(rows);
+	/* each distinct id in the order of its first row: a text is read there */
+	for (size_t i = 0; i < m->distinct && ntargets > 0; i++)
 	{
-		uint64	   *first = MemoryContextAllocHuge(CurrentMemoryContext, Max(n, 1) * sizeof(uint64));
+		uint64		row = simhash_load_ids_row(m->clean, i);
+		MemoryContext old;
+		text	   *body = NULL;
+		bool		isnull;
 
-		for (size_t i = 0; i < n; i++)
-			first[i] = m->clean[i].row;
-		qsort(first, n, sizeof(uint64), compare_uint64);
-		tuplestore_rescan(rows);
-		for (uint64 j = 0; next < n && tuplestore_gettupleslot(rows, true, false, slot); j++)
+		CHECK_FOR_INTERRUPTS();
+		if (c->metric->verifies)
 		{
-			MemoryContext old;
-			bool		isnull;
-			text	   *body;
-
-			if (j != first[next])
-				continue;
-			next++;
-			CHECK_FOR_INTERRUPTS();
-			old = MemoryContextSwitchTo(row_cxt);
-			body = DatumGetTextPP(slot_getattr(slot, q_text, &isnull));
-			find_id(m, row_id(m, 0, body))->near =
-				search_table(probe, targets, ntargets, snapshot, 0, body);
-			MemoryContextSwitchTo(old);
-			MemoryContextReset(row_cxt);
+			tuplestore_skiptuples(rows, (int64) (row - next), true);
+			if (!tuplestore_gettupleslot(rows, true, false, slot))
+				elog(ERROR, "simhash_dedupe_insert: row %llu of the load is missing",
+					 (unsigned long long) row);
+			next = row + 1;
 		}
-		pfree(first);
+		old = MemoryContextSwitchTo(row_cxt);
+		if (c->metric->verifies)
+			body = DatumGetTextPP(slot_getattr(slot, q_text, &isnull));
+		if (search_table(probe, targets, ntargets, snapshot,
+						 body != NULL ? 0 : simhash_load_ids_fingerprint(m->clean, i), body))
+			simhash_load_ids_set_near(m->clean, i);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(row_cxt);
 	}
 	UnregisterSnapshot(snapshot);
 	MemoryContextDelete(row_cxt);
 	tuplestore_rescan(rows);
-	/* the clean ids only */
-	n = 0;
-	for (size_t i = 0; i < m->nclean; i++)
-		if (m->clean[i].near)
-			m->near_in_table++;
-		else
-			m->clean[n++] = m->clean[i];
-	m->distinct = m->nclean;
-	m->nclean = n;
+	m->near_in_table = simhash_load_ids_keep_clean(m->clean);
 }
 
 /*
