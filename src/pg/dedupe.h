@@ -223,8 +223,6 @@ extern bool target_writes(Oid relid, int64 *updated, int64 *inserted, int64 *del
 extern Trigger *keyed_arguments(Trigger *tg);
 /* the secret that keys the lock keys */
 extern void load_lock_secret(DedupeConfig *c, Oid nsp);
-/* writes a shortcut could not hear of (other triggers on INSERT) */
-extern bool memo_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn);
 /* whether the caller may read a near duplicate's key (link, messages) */
 extern bool may_read_near_duplicate(DedupeConfig *c);
 /* a < b in the primary key's order (link's tie-break; false without one) */

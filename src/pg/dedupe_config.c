@@ -879,66 +879,6 @@ dedupe_key_before(DedupeConfig *c, Datum a, Datum b)
 }
 
 /*
- * True when the statement memo (dedupe_memo.c) could be wrong about a row of some table
- * the rows may go to (the table, or each partition): it knows the rows the simhash_dedupe
- * trigger named ours writes and the table as it was read or searched, and answers for that
- * trigger's search alone. So it stays off (every row searched, as by the trigger alone)
- * when, on the table or on one of the tables its rows go to:
- * - that trigger is missing or disabled, or has a WHEN condition (its rows, or some of
- *   them, would not reach them: a row written past the trigger is a near duplicate its
- *   search finds);
- * - any other trigger fires on INSERT (row or statement, before or after): it may change
- *   the row's text or fingerprint, or run SQL that writes the table while the load does
- *   (an UPDATE of a row already there or written, which they would not hear of; with
- *   row-level security, each row is its own INSERT, so AFTER triggers run between rows);
- *   a second simhash_dedupe trigger is one of them. PostgreSQL's own triggers (foreign
- *   keys) only check.
- */
-bool
-memo_unsafe(DedupeConfig *c, const char *ours, Oid dedupe_fn)
-{
-	bool		unsafe = false;
-
-	for (int t = -1; t < c->ntargets && !unsafe; t++)
-	{
-		Oid			relid = t < 0 ? c->root : c->targets[t].relid;
-		Relation	rel;
-		TriggerDesc *desc;
-		bool		found = false;
-
-		/* the root, for its statement triggers, unless it is one of the targets */
-		if (t < 0)
-		{
-			bool		target = false;
-
-			for (int i = 0; i < c->ntargets; i++)
-				target = target || c->targets[i].relid == relid;
-			if (target)
-				continue;
-		}
-		rel = table_open(relid, AccessShareLock);
-		desc = rel->trigdesc;
-		for (int i = 0; desc != NULL && i < desc->numtriggers && !unsafe; i++)
-		{
-			Trigger    *tg = &desc->triggers[i];
-
-			if (!TRIGGER_FOR_INSERT(tg->tgtype) || tg->tgisinternal)
-				continue;
-			if (strcmp(tg->tgname, ours) == 0 && tg->tgfoid == dedupe_fn &&
-				TRIGGER_FOR_ROW(tg->tgtype) && TRIGGER_FOR_BEFORE(tg->tgtype))
-				found = tg->tgqual == NULL &&
-					(tg->tgenabled == TRIGGER_FIRES_ON_ORIGIN ||
-					tg->tgenabled == TRIGGER_FIRES_ALWAYS);
-			else if (tg->tgenabled != TRIGGER_DISABLED)
-				unsafe = true;
-		}
-		unsafe = unsafe || (t >= 0 && !found);
-		table_close(rel, NoLock);
-	}
-	return unsafe;
-}
-
-/*
  * The secret of the lock keys, from the extension's table simhash_lock_secret, read
  * directly (the writer may not read the table, and must not): see core/locks.hpp.
  */

@@ -12,6 +12,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -313,37 +314,77 @@ tag_key(DedupeMemo *m, int64 tag)
 	return Int64GetDatum(tag);
 }
 
+static bool
+same_arguments(const Trigger *a, const Trigger *b)
+{
+	if (a->tgnargs != b->tgnargs)
+		return false;
+	for (int i = 0; i < a->tgnargs; i++)
+		if (strcmp(a->tgargs[i], b->tgargs[i]) != 0)
+			return false;
+	return true;
+}
+
 /*
- * True when the trigger tg fires on every target with the same arguments: the memo is
- * shared by the rows of every target, right for the clones of one trigger on a partitioned
- * table, but a partition may have its own trigger of that name (another link column, say).
+ * True when the memo could be wrong about a row of some table the rows may go to (the
+ * table, or each partition): it knows the rows the simhash_dedupe trigger `ours` writes
+ * and the table as it was read or searched, and answers for that trigger's search alone.
+ * So it stays off (every row searched, as by the trigger alone) when, on the table or on
+ * one of the tables its rows go to:
+ * - that trigger is missing or disabled, or has a WHEN condition (its rows, or some of
+ *   them, would not reach them: a row written past the trigger is a near duplicate its
+ *   search finds), or other arguments (the memo is shared by the rows of every target:
+ *   right for the clones of one trigger on a partitioned table, but a partition may have
+ *   its own trigger of that name, another link column say);
+ * - any other trigger fires on INSERT (row or statement, before or after): it may change
+ *   the row's text or fingerprint, or run SQL that writes the table while the load does
+ *   (an UPDATE of a row already there or written, which they would not hear of; with
+ *   row-level security, each row is its own INSERT, so AFTER triggers run between rows);
+ *   a second simhash_dedupe trigger is one of them. PostgreSQL's own triggers (foreign
+ *   keys) only check.
  */
 static bool
-same_trigger_everywhere(DedupeConfig *c, Trigger *tg)
+memo_unsafe(DedupeConfig *c, const Trigger *ours)
 {
-	bool		same = true;
+	bool		unsafe = false;
 
-	for (int t = 0; t < c->ntargets && same; t++)
+	for (int t = -1; t < c->ntargets && !unsafe; t++)
 	{
-		Relation	rel = table_open(c->targets[t].relid, AccessShareLock);
-		TriggerDesc *desc = rel->trigdesc;
+		Oid			relid = t < 0 ? c->root : c->targets[t].relid;
+		Relation	rel;
+		TriggerDesc *desc;
 		bool		found = false;
 
-		for (int i = 0; desc != NULL && i < desc->numtriggers && !found; i++)
+		/* the root, for its statement triggers, unless it is one of the targets */
+		if (t < 0)
 		{
-			Trigger    *other = &desc->triggers[i];
+			bool		target = false;
 
-			if (strcmp(other->tgname, tg->tgname) != 0 || other->tgfoid != tg->tgfoid)
+			for (int i = 0; i < c->ntargets; i++)
+				target = target || c->targets[i].relid == relid;
+			if (target)
 				continue;
-			found = true;
-			same = other->tgnargs == tg->tgnargs;
-			for (int a = 0; same && a < tg->tgnargs; a++)
-				same = strcmp(other->tgargs[a], tg->tgargs[a]) == 0;
 		}
-		same = same && found;
+		rel = table_open(relid, AccessShareLock);
+		desc = rel->trigdesc;
+		for (int i = 0; desc != NULL && i < desc->numtriggers && !unsafe; i++)
+		{
+			Trigger    *tg = &desc->triggers[i];
+
+			if (!TRIGGER_FOR_INSERT(tg->tgtype) || tg->tgisinternal)
+				continue;
+			if (strcmp(tg->tgname, ours->tgname) == 0 && tg->tgfoid == ours->tgfoid &&
+				TRIGGER_FOR_ROW(tg->tgtype) && TRIGGER_FOR_BEFORE(tg->tgtype))
+				found = tg->tgqual == NULL && same_arguments(tg, ours) &&
+					(tg->tgenabled == TRIGGER_FIRES_ON_ORIGIN ||
+					 tg->tgenabled == TRIGGER_FIRES_ALWAYS);
+			else if (tg->tgenabled != TRIGGER_DISABLED)
+				unsafe = true;
+		}
+		unsafe = unsafe || (t >= 0 && !found);
 		table_close(rel, NoLock);
 	}
-	return same;
+	return unsafe;
 }
 
 /*
@@ -358,8 +399,7 @@ memo_can_serve(DedupeMemo *m, DedupeConfig *c, Trigger *tg)
 	const char *why;
 
 	if ((c->metric->verifies && c->policy == POLICY_LINK && !link_key_ok(m, c)) ||
-		!same_trigger_everywhere(c, tg) || memo_unsafe(c, tg->tgname, tg->tgfoid) ||
-		!unchanged(m, c, true, &why))
+		memo_unsafe(c, tg) || !unchanged(m, c, true, &why))
 		return false;
 	if (c->metric->verifies)
 	{
