@@ -18,6 +18,7 @@
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/proc.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -44,19 +45,28 @@
 /* Texts longer than this (bytes) are held without their set; their rows are searched. */
 #define MEMO_MAX_TEXT (1024 * 1024)
 
-struct DedupeMemo
+/*
+ * The search a memo stands for, by value (each partition's clone of the trigger has its
+ * own DedupeConfig): made by search_of() alone, and compared whole.
+ */
+typedef struct MemoSearch
 {
-	/* whose: the statement and the search it stands for */
 	Oid			root;
-	LocalTransactionId lxid;
-	SubTransactionId subxid;
 	const DedupeMetric *metric;
 	int			k;
 	double		min_similarity;
 	DedupePolicy policy;
-	char	   *sets_name;		/* by name: numbers differ by partition */
 	AttrNumber	text_attno;		/* in root */
 	AttrNumber	fp_attno;
+	NameData	sets_name;		/* by name: numbers differ by partition; "" without */
+} MemoSearch;
+
+struct DedupeMemo
+{
+	/* whose: the statement and the search it stands for */
+	LocalTransactionId lxid;
+	SubTransactionId subxid;
+	MemoSearch	search;
 	/* the guard */
 	CommandId	cid;			/* the command id the next row must find */
 	int			ntargets;
@@ -92,7 +102,7 @@ memo_name(const DedupeMemo *m)
 {
 	if (m->from_load)
 		return "load's memo";
-	return m->metric->verifies ? "table index" : "table filter";
+	return m->search.metric->verifies ? "table index" : "table filter";
 }
 
 static bool
@@ -154,15 +164,29 @@ drop_memo(void)
 	MemoryContextDelete(m->cxt);
 }
 
+static void
+search_of(const DedupeConfig *c, MemoSearch *s)
+{
+	memset(s, 0, sizeof(MemoSearch));	/* the padding too: compared with memcmp */
+	s->root = c->root;
+	s->metric = c->metric;
+	s->k = c->k;
+	s->min_similarity = c->min_similarity;
+	s->policy = c->policy;
+	s->text_attno = c->root_text_attno;
+	s->fp_attno = c->root_fp_attno;
+	if (c->sets_name != NULL)
+		namestrcpy(&s->sets_name, c->sets_name);
+}
+
 /* True when the trigger of config c searches as the memo's does. */
 static bool
 same_search(const DedupeMemo *m, const DedupeConfig *c)
 {
-	return m->root == c->root && m->metric == c->metric && m->k == c->k && m->min_similarity == c->min_similarity &&
-		m->policy == c->policy &&
-		(m->sets_name == NULL ? c->sets_name == NULL :
-		 c->sets_name != NULL && strcmp(m->sets_name, c->sets_name) == 0) &&
-		m->text_attno == c->root_text_attno && m->fp_attno == c->root_fp_attno;
+	MemoSearch	s;
+
+	search_of(c, &s);
+	return memcmp(&s, &m->search, sizeof(MemoSearch)) == 0;
 }
 
 /*
@@ -179,16 +203,9 @@ memo_new(DedupeConfig *c, MemoryContext parent)
 	MemoryContextCallback *cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
 
 	m->cxt = cxt;
-	m->root = c->root;
 	m->lxid = SIMHASH_MY_LXID;
 	m->subxid = GetCurrentSubTransactionId();
-	m->metric = c->metric;
-	m->k = c->k;
-	m->min_similarity = c->min_similarity;
-	m->policy = c->policy;
-	m->sets_name = c->sets_name != NULL ? MemoryContextStrdup(cxt, c->sets_name) : NULL;
-	m->text_attno = c->root_text_attno;
-	m->fp_attno = c->root_fp_attno;
+	search_of(c, &m->search);
 	m->next_look = MEMO_MIN_SEARCHES;
 	m->ntargets = c->ntargets;
 	m->updated = MemoryContextAlloc(cxt, sizeof(int64) * Max(c->ntargets, 1));
@@ -568,7 +585,7 @@ index_row(DedupeMemo *m, DedupeTarget *target, TupleTableSlot *slot)
 	}
 	if (have_set && set.size == 0)
 		return true;
-	if (m->policy == POLICY_LINK)
+	if (m->search.policy == POLICY_LINK)
 	{
 		(void) slot_getattr(slot, target->link_attno, &isnull);
 		original = isnull;
@@ -660,7 +677,7 @@ from_table(DedupeMemo *m, DedupeConfig *c, Trigger *tg)
 static bool
 covers(const DedupeMemo *m, const RowWork *w)
 {
-	const text *body = m->metric->verifies ? w->new_text.body : NULL;
+	const text *body = m->search.metric->verifies ? w->new_text.body : NULL;
 
 	return m->clean == NULL ||
 		simhash_load_ids_has(m->clean, w->fp, body != NULL ? VARDATA_ANY(body) : NULL,
@@ -944,7 +961,7 @@ memo_load_start(DedupeMemo *m, DedupeConfig *c)
 	DedupeMemo *previous = memo;
 	const char *why;
 
-	if (previous != NULL && previous->root == c->root)
+	if (previous != NULL && previous->search.root == c->root)
 		give_up(previous, "a load inside its statement");
 	memo = m;
 	if (m == NULL)
@@ -964,7 +981,7 @@ memo_load_end(DedupeMemo *m, DedupeMemo *previous, const char *table, uint64 nro
 		ereport(DEBUG1,
 				(errmsg("simhash_dedupe_insert: %llu rows read; %zu distinct %s searched in \"%s\" before writing (%llu with a near duplicate there); %llu rows answered by the load's memo, %llu searched%s%s",
 						(unsigned long long) nrows, m->distinct,
-						m->metric->verifies ? "texts" : "fingerprints", table,
+						m->search.metric->verifies ? "texts" : "fingerprints", table,
 						(unsigned long long) m->near_in_table,
 						(unsigned long long) m->spared, (unsigned long long) m->searched,
 						m->given_up ? "; given up after " : "", m->given_up ? m->why : "")));
