@@ -96,7 +96,6 @@ struct DedupeMemo
 
 static DedupeMemo *memo;
 
-/* What the memo is called in messages. */
 static const char *
 memo_name(const DedupeMemo *m)
 {
@@ -111,25 +110,9 @@ made(const DedupeMemo *m)
 	return m->fps != NULL || m->sets != NULL;
 }
 
-/* Frees the C++ side when the memo's context goes (end of transaction, or dropped). */
-static void
-free_memo(void *arg)
-{
-	DedupeMemo *m = (DedupeMemo *) arg;
-
-	simhash_near_filter_free(m->fps);
-	m->fps = NULL;
-	simhash_set_index_free(m->sets);
-	m->sets = NULL;
-	simhash_load_ids_free(m->clean);
-	m->clean = NULL;
-	if (memo == m)
-		memo = NULL;
-}
-
 /*
  * The statement keeps its state but no memo, and gets none again before it ends; why says
- * why in a DEBUG1 line (NULL: said already).
+ * why in a DEBUG1 line (NULL: said already). The one place the C++ side is freed.
  */
 static void
 give_up(DedupeMemo *m, const char *why)
@@ -141,9 +124,20 @@ give_up(DedupeMemo *m, const char *why)
 	m->fps = NULL;
 	simhash_set_index_free(m->sets);
 	m->sets = NULL;
+	simhash_load_ids_free(m->clean);
+	m->clean = NULL;
 	if (!m->given_up)
 		m->why = why != NULL ? why : "maintenance_work_mem";
 	m->given_up = true;
+}
+
+/* The memo's context goes (end of transaction, or dropped), its C++ side with it. */
+static void
+forget_memo(void *arg)
+{
+	give_up(arg, NULL);
+	if (memo == arg)
+		memo = NULL;
 }
 
 static void
@@ -211,7 +205,7 @@ memo_new(DedupeConfig *c, MemoryContext parent)
 	m->updated = MemoryContextAlloc(cxt, sizeof(int64) * Max(c->ntargets, 1));
 	m->deleted = MemoryContextAlloc(cxt, sizeof(int64) * Max(c->ntargets, 1));
 	m->budget = (Size) maintenance_work_mem * 1024;
-	cb->func = free_memo;
+	cb->func = forget_memo;
 	cb->arg = m;
 	MemoryContextRegisterResetCallback(cxt, cb);
 	return m;
