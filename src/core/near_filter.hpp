@@ -1,7 +1,6 @@
 // A growing set of fingerprints that answers "could a fingerprint have a member within k
-// bits?" with no false "no": the in-memory side of the dedupe trigger's filters (a bulk
-// load's rows, simhash_dedupe_insert(), src/pg/dedupe_bulk.c; a long statement's whole
-// table, src/pg/dedupe_table_filter.c).
+// bits?" with no false "no": the dedupe trigger's statement memo with a distance
+// (src/pg/dedupe_memo.c: a long statement's whole table, or a bulk load's rows).
 //
 // The 64 bits are cut into k + 1 blocks (core/blocks.hpp): two fingerprints within k bits
 // agree on at least one block (pigeonhole). Members live in two tiers:

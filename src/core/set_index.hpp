@@ -1,8 +1,8 @@
 // The shingle sets of a table in memory, found by their MinHash LSH band keys: what the
 // dedupe trigger with a similarity threshold asks a table for each new row (is a row sharing
 // a band key with it, in the same band, at least this similar?), answered without an index
-// search or a heap fetch. The table index of src/pg/dedupe_table_filter.c holds one during a
-// long statement that keeps other writers out of the table.
+// search or a heap fetch. The dedupe trigger's statement memo with a threshold
+// (src/pg/dedupe_memo.c) holds one during a long statement or a bulk load.
 //
 //   row -> its kLshBands band keys, its shingle set (ascending, distinct 64-bit hashes)
 //       -> one node a band in a chained hash table on (band, key), newest first (two
