@@ -115,10 +115,23 @@ typedef struct DedupeMetric
 	int			(*late_detail) (DedupeConfig *c, int distance);
 } DedupeMetric;
 
+/* The trigger's arguments, split by split_arguments(): column names, as written. */
+typedef struct DedupeArgs
+{
+	const char *tgname;
+	const char *text;
+	const char *keys;			/* "" when left out (a simhash_ops index on the text) */
+	const char *limit;
+	const char *policy;
+	const char *link;			/* the fifth argument, or NULL */
+	const char *sets;			/* the column of 'sets=column', or NULL */
+} DedupeArgs;
+
 /* The trigger's arguments, checked, and what it searches; made once per statement. */
 struct DedupeConfig
 {
 	Oid			tgoid;
+	DedupeArgs	args;
 	Oid			relid;			/* the relation the trigger fired on */
 	Oid			root;			/* the table, or the root of its partition tree */
 	AttrNumber	text_attno;
@@ -129,7 +142,6 @@ struct DedupeConfig
 	double		min_similarity; /* with a threshold */
 	DedupePolicy policy;
 	AttrNumber	sets_attno;		/* 'sets=column': the stored shingle sets, or 0 */
-	char	   *sets_name;
 	int			nkeys;			/* primary key columns of root; 0: none (ctid is shown) */
 	AttrNumber	root_keys[INDEX_MAX_KEYS];	/* their numbers in root */
 	AttrNumber	root_text_attno;	/* the text and key columns, numbered in root: what */
@@ -207,20 +219,15 @@ extern const DedupeMetric dedupe_similarity_metric;
 extern DedupeConfig *make_config(FunctionCallInfo fcinfo, TriggerData *td);
 extern void check_table_trigger(Relation rel, Trigger *tg, Oid nsp);
 extern DedupeConfig *bulk_config(Relation rel, Trigger *tg, Oid nsp);
-extern void check_argument_count(Trigger *tg);
-extern void parse_text_column(DedupeConfig *c, Relation rel, Trigger *tg);
-extern void parse_limit(DedupeConfig *c, Trigger *tg);
-extern void parse_key_column(DedupeConfig *c, Relation rel, Trigger *tg, Oid nsp);
-extern void parse_policy(DedupeConfig *c, Trigger *tg);
-extern bool has_sets_argument(Trigger *tg);
-extern void parse_sets_column(DedupeConfig *c, Relation rel, Trigger *tg);
-extern void check_generated_fp(Relation rel, DedupeConfig *c, Oid nsp, Trigger *tg);
-extern void find_keys(DedupeConfig *c, Relation rel, Relation root, Trigger *tg);
-extern void check_layout(DedupeConfig *c, Oid nsp, Relation root, Trigger *tg);
+/* on_view: refuses the forms a view does not take */
+extern void split_arguments(DedupeConfig *c, Trigger *tg, bool on_view);
+/* after split_arguments(): the text column, the limit, the key column, the policy */
+extern void parse_arguments(DedupeConfig *c, Relation rel, Oid nsp);
+extern void check_generated_fp(Relation rel, DedupeConfig *c, Oid nsp);
+extern void find_keys(DedupeConfig *c, Relation rel, Relation root);
+extern void check_layout(DedupeConfig *c, Oid nsp, Relation root);
 extern bool target_writes(Oid relid, int64 *updated, int64 *inserted, int64 *deleted,
 						  bool start);
-/* the trigger's arguments with the key column's place kept ("" without one) */
-extern Trigger *keyed_arguments(Trigger *tg);
 /* the secret that keys the lock keys */
 extern void load_lock_secret(DedupeConfig *c, Oid nsp);
 /* whether the caller may read a near duplicate's key (link, messages) */

@@ -169,8 +169,8 @@ search_of(const DedupeConfig *c, MemoSearch *s)
 	s->policy = c->policy;
 	s->text_attno = c->root_text_attno;
 	s->fp_attno = c->root_fp_attno;
-	if (c->sets_name != NULL)
-		namestrcpy(&s->sets_name, c->sets_name);
+	if (c->args.sets != NULL)
+		namestrcpy(&s->sets_name, c->args.sets);
 }
 
 /* True when the trigger of config c searches as the memo's does. */

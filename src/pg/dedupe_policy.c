@@ -51,8 +51,8 @@ refuse_hidden_link(DedupeConfig *c, Relation rel, Trigger *tg)
 					RelationGetRelationName(rel)),
 			 errdetail("Trigger \"%s\" would link the new row to that row's key.", tg->tgname),
 			 errhint("Grant SELECT on the columns %s, %s and %s (without row-level security on the table), or use policy reject or skip.",
-					 c->key_names, quote_identifier(tg->tgargs[0]),
-					 c->fp_attno > 0 ? quote_identifier(tg->tgargs[1]) : quote_identifier(tg->tgargs[0]))));
+					 c->key_names, quote_identifier(c->args.text),
+					 quote_identifier(c->fp_attno > 0 ? c->args.keys : c->args.text))));
 }
 
 /* Policy reject: 23505, naming the near duplicate's key if the caller may read it. */

@@ -197,30 +197,14 @@ view_config(Relation view, Trigger *tg, Oid nsp, bool at_create)
 	DedupeConfig *c = palloc0(sizeof(DedupeConfig));
 	Relation	root;
 
-	if (keyed_arguments(tg) != tg)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("simhash_dedupe: trigger \"%s\" on a view needs a key column", tg->tgname),
-				 errdetail("Through a view, candidates are found by a bigint[] column of LSH keys, not a simhash_ops index."),
-				 errhint("Add a bigint[] column for simhash_lsh(%s) with a GIN index, and name it as the second argument.",
-						 quote_identifier(tg->tgargs[0]))));
-	check_argument_count(tg);
-	if (has_sets_argument(tg))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("simhash_dedupe: argument \"%s\" is not supported on a view", tg->tgargs[tg->tgnargs - 1]),
-				 errdetail("Through a view, candidates are verified against their texts.")));
+	split_arguments(c, tg, true);
 	c->via_view = true;
-	c->tgoid = tg->tgoid;
 	c->statement_form = TRIGGER_FOR_ROW(tg->tgtype) ? statement_form(view, tg) : InvalidOid;
 	c->relid = RelationGetRelid(view);
 	map_view_columns(c, view, tg);
 	if (!at_create)
 		check_view_writer(c, view);
-	parse_text_column(c, view, tg);
-	parse_limit(c, tg);
-	parse_key_column(c, view, tg, nsp);
-	parse_policy(c, tg);
+	parse_arguments(c, view, nsp);
 	c->root_text_attno = c->to_base[c->text_attno - 1];
 	c->root_fp_attno = c->to_base[c->fp_attno - 1];
 
@@ -250,14 +234,14 @@ view_config(Relation view, Trigger *tg, Oid nsp, bool at_create)
 
 		on_table.text_attno = c->to_base[c->text_attno - 1];
 		on_table.fp_attno = c->to_base[c->fp_attno - 1];
-		check_generated_fp(root, &on_table, nsp, tg);
+		check_generated_fp(root, &on_table, nsp);
 	}
-	find_keys(c, view, root, tg);
+	find_keys(c, view, root);
 	if (c->policy == POLICY_LINK)
 		expect_same_column(c, view, root, c->link_attno);
 	if (!at_create)
 	{
-		check_layout(c, nsp, root, tg);
+		check_layout(c, nsp, root);
 		c->search_sql = view_search_sql(c, view, root, nsp);
 	}
 	relation_close(root, NoLock);
