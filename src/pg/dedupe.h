@@ -247,8 +247,9 @@ extern bool lsh_band_keys(Datum d, int64 *keys);
 
 /* dedupe_policy.c: which near duplicate wins, and reject | skip | link; table and view alike */
 extern void reject(DedupeConfig *c, Relation rel, Trigger *tg, const Found *found);
-extern bool candidate_wins(DedupeConfig *c, const Found *found, bool is_original,
-						   int distance, double similarity, Datum key);
+extern bool offer(DedupeConfig *c, Found *found, bool is_original, int distance,
+				  double similarity, Datum key, Form_pg_attribute key_att);
+extern char *key_text(const DedupeConfig *c, char *const *values);
 extern bool apply_policy(DedupeConfig *c, Relation rel, Trigger *tg, const Found *found,
 						 RowWork *w);
 

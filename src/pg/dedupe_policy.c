@@ -8,7 +8,9 @@
 #include "postgres.h"
 
 #include "commands/trigger.h"
+#include "lib/stringinfo.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/rel.h"
 
 #include "capi/dedupe_rule_capi.h"
@@ -18,10 +20,9 @@
  * Whether a candidate (an original or not, its distance or similarity, its key for link)
  * beats the near duplicate found so far: the trigger's one rule (src/core/dedupe_rule.hpp:
  * originals first, then the nearest or most similar), then for link the smallest key, so
- * that the same row wins whatever order the rows are met in. The search of a table and the
- * view's search both ask it.
+ * that the same row wins whatever order the rows are met in.
  */
-bool
+static bool
 candidate_wins(DedupeConfig *c, const Found *found, bool is_original, int distance,
 			   double similarity, Datum key)
 {
@@ -34,6 +35,40 @@ candidate_wins(DedupeConfig *c, const Found *found, bool is_original, int distan
 									   c->metric->closeness(found->distance, found->similarity));
 	return preference < 0 ||
 		(preference == 0 && c->policy == POLICY_LINK && dedupe_key_before(c, key, found->key));
+}
+
+/*
+ * A candidate met by the search of a table or the view's: kept as *found when it wins,
+ * its key (link; of type key_att) copied in the current memory context. True when it won
+ * and its key is to be named (not skip): the caller then sets found->key_text.
+ */
+bool
+offer(DedupeConfig *c, Found *found, bool is_original, int distance, double similarity,
+	  Datum key, Form_pg_attribute key_att)
+{
+	if (!candidate_wins(c, found, is_original, distance, similarity, key))
+		return false;
+	found->any = true;
+	found->distance = distance;
+	found->similarity = similarity;
+	found->is_original = is_original;
+	if (c->policy == POLICY_LINK)
+		found->key = datumCopy(key, key_att->attbyval, key_att->attlen);
+	return c->policy != POLICY_SKIP;
+}
+
+/* "(id)=(42)" from the text of each key column (NULL: null), or "(ctid)=((0,1))" without. */
+char *
+key_text(const DedupeConfig *c, char *const *values)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "(%s)=(", c->nkeys > 0 ? c->key_names : "ctid");
+	for (int i = 0; i < Max(c->nkeys, 1); i++)
+		appendStringInfo(&buf, "%s%s", i > 0 ? ", " : "", values[i] ? values[i] : "null");
+	appendStringInfoChar(&buf, ')');
+	return buf.data;
 }
 
 /*

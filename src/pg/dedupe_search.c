@@ -14,10 +14,8 @@
 #include "access/xact.h"
 #include "catalog/pg_type_d.h"
 #include "executor/tuptable.h"
-#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
-#include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
@@ -34,35 +32,25 @@
 static char *
 describe_key(DedupeConfig *c, DedupeTarget *t, TupleTableSlot *slot)
 {
-	StringInfoData buf;
+	char	   *values[INDEX_MAX_KEYS];
 
 	if (!may_read_near_duplicate(c))
 		return NULL;
-	initStringInfo(&buf);
 	if (c->nkeys == 0)
-	{
-		appendStringInfo(&buf, "(ctid)=((%u,%u))",
-						 ItemPointerGetBlockNumber(&slot->tts_tid),
-						 ItemPointerGetOffsetNumber(&slot->tts_tid));
-		return buf.data;
-	}
-	appendStringInfo(&buf, "(%s)=(", c->key_names);
+		values[0] = psprintf("(%u,%u)", ItemPointerGetBlockNumber(&slot->tts_tid),
+							 ItemPointerGetOffsetNumber(&slot->tts_tid));
 	for (int i = 0; i < c->nkeys; i++)
 	{
-		AttrNumber	attno = t->key_attnos[i];
 		bool		isnull;
-		Datum		d;
+		Datum		d = slot_getattr(slot, t->key_attnos[i], &isnull);
 		Oid			out;
 		bool		varlena;
 
-		d = slot_getattr(slot, attno, &isnull);
-		getTypeOutputInfo(TupleDescAttr(slot->tts_tupleDescriptor, attno - 1)->atttypid,
+		getTypeOutputInfo(TupleDescAttr(slot->tts_tupleDescriptor, t->key_attnos[i] - 1)->atttypid,
 						  &out, &varlena);
-		appendStringInfo(&buf, "%s%s", i > 0 ? ", " : "",
-						 isnull ? "null" : OidOutputFunctionCall(out, d));
+		values[i] = isnull ? NULL : OidOutputFunctionCall(out, d);
 	}
-	appendStringInfoChar(&buf, ')');
-	return buf.data;
+	return key_text(c, values);
 }
 
 
@@ -75,8 +63,8 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 		 double similarity, Snapshot xact_snapshot, Found *found)
 {
 	bool		is_original = true;
-	bool		better;
 	Datum		key = (Datum) 0;
+	Form_pg_attribute key_att = NULL;
 
 	/*
 	 * As PostgreSQL does for a unique index: under REPEATABLE READ a conflict is reported
@@ -105,22 +93,9 @@ consider(DedupeConfig *c, DedupeTarget *t, Relation rel, TupleTableSlot *slot, i
 		(void) slot_getattr(slot, t->link_attno, &isnull);
 		is_original = isnull;
 		key = slot_getattr(slot, t->key_attnos[0], &isnull);
+		key_att = TupleDescAttr(slot->tts_tupleDescriptor, t->key_attnos[0] - 1);
 	}
-
-	better = candidate_wins(c, found, is_original, distance, similarity, key);
-	if (!better)
-		return;
-	found->any = true;
-	found->distance = distance;
-	found->similarity = similarity;
-	found->is_original = is_original;
-	if (c->policy == POLICY_LINK)
-	{
-		Form_pg_attribute att = TupleDescAttr(slot->tts_tupleDescriptor, t->key_attnos[0] - 1);
-
-		found->key = datumCopy(key, att->attbyval, att->attlen);
-	}
-	if (c->policy != POLICY_SKIP)
+	if (offer(c, found, is_original, distance, similarity, key, key_att))
 		found->key_text = describe_key(c, t, slot);
 }
 

@@ -21,7 +21,6 @@
 #include "rewrite/rewriteHandler.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -135,7 +134,7 @@ view_key_columns(const DedupeConfig *c)
 /*
  * The query that finds the near duplicates: their key columns, whether each is an original
  * (link), and its distance or similarity, in key order; view_search() picks the one the
- * policy acts on by candidate_wins(). $1 is the new fingerprint, or the new text with the keys
+ * policy acts on by offer(). $1 is the new fingerprint, or the new text with the keys
  * in $2 and the threshold in $3. Every function and operator is schema-qualified, and every
  * function of the extension is called with exactly its declared argument types (the text
  * column, which may be varchar or char, is cast to text; the key column is bigint), so no
@@ -272,24 +271,30 @@ make_view_config(FunctionCallInfo fcinfo, TriggerData *td)
 /* Rows of the view's search read at a time. */
 #define VIEW_SEARCH_BATCH 256
 
-/* "(id)=(42)" of a row the search query returned (its key columns first), or its ctid. */
-static char *
-view_key_text(DedupeConfig *c, HeapTuple row, TupleDesc desc)
+/*
+ * Offers a row of the search query (its key columns first) as the near duplicate, kept in
+ * upper if it wins. The writer's own query found the row, so the writer may read its key.
+ */
+static void
+view_offer(DedupeConfig *c, HeapTuple r, TupleDesc desc, MemoryContext upper, Found *found)
 {
-	StringInfoData buf;
+	int			nk = view_key_columns(c);
+	bool		isnull;
+	bool		is_original = DatumGetBool(SPI_getbinval(r, desc, nk + 1, &isnull));
+	Datum		near = SPI_getbinval(r, desc, nk + 2, &isnull);
+	Datum		key = c->policy == POLICY_LINK ? SPI_getbinval(r, desc, 1, &isnull) : (Datum) 0;
+	MemoryContext spi = MemoryContextSwitchTo(upper);
 
-	if (c->nkeys == 0)
-		return psprintf("(ctid)=(%s)", SPI_getvalue(row, desc, 1));
-	initStringInfo(&buf);
-	appendStringInfo(&buf, "(%s)=(", c->key_names);
-	for (int i = 0; i < c->nkeys; i++)
+	if (offer(c, found, is_original, c->metric->verifies ? 0 : DatumGetInt32(near),
+			  c->metric->verifies ? DatumGetFloat8(near) : 0, key, TupleDescAttr(desc, 0)))
 	{
-		char	   *v = SPI_getvalue(row, desc, i + 1);
+		char	   *values[INDEX_MAX_KEYS];
 
-		appendStringInfo(&buf, "%s%s", i > 0 ? ", " : "", v ? v : "null");
+		for (int i = 0; i < nk; i++)
+			values[i] = SPI_getvalue(r, desc, i + 1);
+		found->key_text = key_text(c, values);
 	}
-	appendStringInfoChar(&buf, ')');
-	return buf.data;
+	MemoryContextSwitchTo(spi);
 }
 
 /* Runs the search query (an SPI connection is open); the near duplicate into *found. */
@@ -300,11 +305,6 @@ view_search(DedupeConfig *c, RowWork *w, MemoryContext upper, Found *found)
 	Datum		values[3] = {Int64GetDatum((int64) w->fp), PointerGetDatum(w->lsh_array),
 	Float8GetDatum(c->min_similarity)};
 	int			nargs = 1;
-	TupleDesc	desc;
-	TupleDesc	best_desc = NULL;
-	HeapTuple	row = NULL;
-	bool		isnull;
-	MemoryContext spi;
 	Portal		portal;
 
 	if (c->metric->verifies)
@@ -320,46 +320,11 @@ view_search(DedupeConfig *c, RowWork *w, MemoryContext upper, Found *found)
 		SPI_cursor_fetch(portal, true, VIEW_SEARCH_BATCH);
 		if (SPI_processed == 0)
 			break;
-		desc = SPI_tuptable->tupdesc;
 		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			HeapTuple	r = SPI_tuptable->vals[i];
-			bool		is_original = DatumGetBool(SPI_getbinval(r, desc, view_key_columns(c) + 1, &isnull));
-			Datum		near = SPI_getbinval(r, desc, view_key_columns(c) + 2, &isnull);
-			int			distance = c->metric->verifies ? 0 : DatumGetInt32(near);
-			double		similarity = c->metric->verifies ? DatumGetFloat8(near) : 0;
-			Datum		key = c->policy == POLICY_LINK ? SPI_getbinval(r, desc, 1, &isnull) : (Datum) 0;
-
-			if (!candidate_wins(c, found, is_original, distance, similarity, key))
-				continue;
-			if (row != NULL)
-				heap_freetuple(row);
-			row = SPI_copytuple(r);	/* the best so far outlives its batch */
-			found->any = true;
-			found->is_original = is_original;
-			found->distance = distance;
-			found->similarity = similarity;
-			found->key = c->policy == POLICY_LINK ? SPI_getbinval(row, desc, 1, &isnull) : (Datum) 0;
-		}
-		if (best_desc == NULL && found->any)
-			best_desc = CreateTupleDescCopy(desc);
+			view_offer(c, SPI_tuptable->vals[i], SPI_tuptable->tupdesc, upper, found);
 		SPI_freetuptable(SPI_tuptable);
 	}
 	SPI_cursor_close(portal);
-	desc = best_desc;
-	if (!found->any)
-		return;
-	spi = MemoryContextSwitchTo(upper);
-	if (c->policy == POLICY_LINK)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, 0);
-
-		found->key = datumCopy(SPI_getbinval(row, desc, 1, &isnull), att->attbyval, att->attlen);
-	}
-	/* the writer's own query found the row, so the writer may read its key */
-	if (c->policy != POLICY_SKIP)
-		found->key_text = view_key_text(c, row, desc);
-	MemoryContextSwitchTo(spi);
 }
 
 /*
