@@ -232,6 +232,8 @@ extern bool target_writes(Oid relid, int64 *updated, int64 *inserted, int64 *del
 extern void load_lock_secret(DedupeConfig *c, Oid nsp);
 /* whether the caller may read a near duplicate's key (link, messages) */
 extern bool may_read_near_duplicate(DedupeConfig *c);
+/* triggers a and b run the same function with the same arguments */
+extern bool same_arguments(const Trigger *a, const Trigger *b);
 /* a < b in the primary key's order (link's tie-break; false without one) */
 extern bool dedupe_key_before(DedupeConfig *c, Datum a, Datum b);
 

@@ -923,3 +923,14 @@ load_lock_secret(DedupeConfig *c, Oid nsp)
 				 errmsg("simhash_dedupe: the secret of the lock keys (table simhash_lock_secret) is missing"),
 				 errhint("Reinstall the extension: DROP EXTENSION simhash CASCADE, then CREATE EXTENSION simhash.")));
 }
+
+/* True when triggers a and b run the same function with the same arguments. */
+bool
+same_arguments(const Trigger *a, const Trigger *b)
+{
+	bool		same = a->tgfoid == b->tgfoid && a->tgnargs == b->tgnargs;
+
+	for (int i = 0; same && i < a->tgnargs; i++)
+		same = strcmp(a->tgargs[i], b->tgargs[i]) == 0;
+	return same;
+}

@@ -325,17 +325,6 @@ tag_key(DedupeMemo *m, int64 tag)
 	return Int64GetDatum(tag);
 }
 
-static bool
-same_arguments(const Trigger *a, const Trigger *b)
-{
-	if (a->tgnargs != b->tgnargs)
-		return false;
-	for (int i = 0; i < a->tgnargs; i++)
-		if (strcmp(a->tgargs[i], b->tgargs[i]) != 0)
-			return false;
-	return true;
-}
-
 /*
  * True when the memo could be wrong about a row of some table the rows may go to (the
  * table, or each partition): it knows the rows the simhash_dedupe trigger `ours` writes

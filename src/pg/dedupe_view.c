@@ -606,17 +606,6 @@ take_rows(Oid writer)
 	return mine;
 }
 
-/* True when triggers a and b run the same function with the same arguments. */
-static bool
-same_arguments(const Trigger *a, const Trigger *b)
-{
-	bool		same = a->tgfoid == b->tgfoid && a->tgnargs == b->tgnargs;
-
-	for (int i = 0; same && i < a->tgnargs; i++)
-		same = strcmp(a->tgargs[i], b->tgargs[i]) == 0;
-	return same;
-}
-
 /*
  * The statement form of row trigger tg on view: an AFTER INSERT ... FOR EACH STATEMENT
  * trigger running simhash_dedupe with tg's arguments, without WHEN, fired whenever tg is;
