@@ -56,7 +56,7 @@ typedef struct simhash_options {
 } simhash_options;
 
 /* Room for the core's streaming state; aligned for any scalar. */
-#define SIMHASH_STATE_WORDS 512
+#define SIMHASH_STATE_WORDS 1024
 typedef struct simhash_state {
   uint64_t words[SIMHASH_STATE_WORDS];
 } simhash_state;

@@ -42,7 +42,7 @@ simhash_status simhash_parse_weighting(const char *name, size_t len, int32_t all
                                        size_t errcap) SIMHASH_NOEXCEPT;
 
 /* Room for the streaming state of a fingerprint with options. */
-#define SIMHASH_TEXT_STATE_WORDS 512
+#define SIMHASH_TEXT_STATE_WORDS 1024
 typedef struct simhash_text_state {
   uint64_t words[SIMHASH_TEXT_STATE_WORDS];
 } simhash_text_state;

@@ -110,10 +110,66 @@ inline void BasicFeatureSink<S>::ascii_token(const unsigned char* raw, std::size
     hashes_[kCarry + nbuf_] = xxh3::le64(raw) | 0x2020202020202020ULL;
     last8_[nbuf_] = xxh3::le64(raw + len - 8) | 0x2020202020202020ULL;
     pending_len_[nbuf_] = static_cast<std::uint8_t>(len);
-    if (++nbuf_ == kBatch) flush();
+    if (++nbuf_ >= kBatch) flush();
     return;
   }
   push(detail::token_hash<true>(raw, len, kSeed));
+}
+
+template <Stage S>
+void BasicFeatureSink<S>::ascii_block(const unsigned char* base, std::uint64_t starts,
+                                      std::uint64_t ends) noexcept {
+  if (S == Stage::kTokenize || !defer_ascii_) {
+    while (starts != 0) {
+      const auto s = static_cast<unsigned>(__builtin_ctzll(starts));
+      const auto e = static_cast<unsigned>(__builtin_ctzll(ends));
+      starts &= starts - 1;
+      ends &= ends - 1;
+      ascii_token(base + s, e - s);
+    }
+    return;
+  }
+  // Each word's first 8 bytes and last 8 bytes are read, up to 8 bytes either side of the
+  // block: from a padded copy of it near the ends of the chunk.
+  const auto at = reinterpret_cast<std::uintptr_t>(base);
+  if (at - input_begin_ >= 8 && input_end_ - at >= 72) {
+    nbuf_ = defer_block<false>(base, starts, ends, nbuf_);
+  } else {
+    nbuf_ = defer_block<true>(base, starts, ends, nbuf_);
+  }
+  if (nbuf_ >= kBatch) flush();
+}
+
+// Puts the words of an ascii_block() into the batch from entry k on, as ascii_token() does,
+// in a loop that keeps k in a register; returns the new count. At most 32 words.
+template <Stage S>
+template <bool Copy>
+unsigned BasicFeatureSink<S>::defer_block(const unsigned char* base, std::uint64_t starts,
+                                          std::uint64_t ends, unsigned k) noexcept {
+  constexpr std::uint64_t kLower = 0x2020202020202020ULL;
+  unsigned char padded[8 + 64 + 8] = {};
+  const unsigned char* p = base;
+  if constexpr (Copy) {
+    std::memcpy(padded + 8, base, 64);
+    p = padded + 8;
+  }
+  while (starts != 0) {
+    const auto s = static_cast<unsigned>(__builtin_ctzll(starts));
+    const auto e = static_cast<unsigned>(__builtin_ctzll(ends));
+    starts &= starts - 1;
+    ends &= ends - 1;
+    const unsigned len = e - s;
+    if (len <= 16) {
+      hashes_[kCarry + k] = xxh3::le64(p + s) | kLower;
+      last8_[k] = xxh3::le64(p + e - 8) | kLower;
+      pending_len_[k] = static_cast<std::uint8_t>(len);
+    } else {
+      hashes_[kCarry + k] = detail::token_hash<true>(p + s, len, kSeed);
+      pending_len_[k] = 0;
+    }
+    ++k;
+  }
+  return k;
 }
 
 namespace {
@@ -334,9 +390,9 @@ __attribute__((target("avx512f,avx512dq,avx512bw"))) void hash_pending_avx512(
     const __mmask8 live = static_cast<__mmask8>(m - i >= 8 ? 0xFF : (1U << (m - i)) - 1);
     const __m512i first = _mm512_maskz_loadu_epi64(live, hashes + i);
     const __m512i last = _mm512_maskz_loadu_epi64(live, last8 + i);
-    std::uint64_t len8 = 0;
-    std::memcpy(&len8, lengths + i, m - i >= 8 ? 8 : m - i);
-    const __m512i len = _mm512_cvtepu8_epi64(_mm_cvtsi64_si128(static_cast<long long>(len8)));
+    // (Entries past m are not part of the batch: their lengths are read but not stored.)
+    const __m512i len =
+        _mm512_cvtepu8_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(lengths + i)));
     const __mmask8 short13 = _mm512_cmple_epu64_mask(len, _mm512_set1_epi64(3));
     const __mmask8 long916 = _mm512_cmpgt_epu64_mask(len, _mm512_set1_epi64(8));
     const __mmask8 hashed = _mm512_cmpeq_epu64_mask(len, _mm512_setzero_si512());
@@ -365,11 +421,14 @@ unsigned shingle_best(const std::uint64_t* h, unsigned first, unsigned m, std::u
 
 template <Stage S>
 void BasicFeatureSink<S>::hash_pending() noexcept {
-  static_assert(sizeof pending_len_ == 64, "hash_pending_avx512 reads 64 lengths at once");
+  static_assert(sizeof pending_len_ % 64 == 0, "hash_pending_avx512 reads 64 lengths at once");
   if (!defer_ascii_) return;
 #if SIMHASH_X86_DISPATCH
   if (active_isa() == Isa::kAvx512) {
-    hash_pending_avx512(hashes_ + kCarry, last8_, pending_len_, nbuf_);
+    for (unsigned i = 0; i < nbuf_; i += 64) {
+      hash_pending_avx512(hashes_ + kCarry + i, last8_ + i, pending_len_ + i,
+                          nbuf_ - i < 64 ? nbuf_ - i : 64);
+    }
     return;
   }
 #endif
@@ -389,7 +448,7 @@ void BasicFeatureSink<S>::flush() noexcept {
     // The window ending at token tokens_ + j is complete from token n - 1 on.
     const unsigned first =
         tokens_ >= n_ - 1 ? 0 : static_cast<unsigned>(std::min<std::uint64_t>(n_ - 1 - tokens_, m));
-    std::uint64_t features[kBatch];
+    std::uint64_t features[kRoom];
     const Isa isa = active_isa();
     unsigned k;
     switch (n_) {  // every size unrolled; the same result as combine(h + j + 1 - n, n)

@@ -79,20 +79,28 @@ class BasicFeatureSink {
   void token(const unsigned char* bytes, std::size_t len) noexcept;
   // An ASCII word straight out of the input, not yet lower-cased (see tokenizer.hpp).
   void ascii_token(const unsigned char* raw, std::size_t len) noexcept;
+  // The ASCII words of a whole 64-byte block of the input (see tokenizer.hpp).
+  void ascii_block(const unsigned char* base, std::uint64_t starts, std::uint64_t ends) noexcept;
   // Counts the last features, and the short feature of a text with fewer than n tokens.
   void finish() noexcept;
   BitCounter& counter() noexcept { return counter_; }
   std::uint64_t checksum() const noexcept { return checksum_; }
 
  private:
-  static constexpr unsigned kBatch = 64;
+  // A batch is counted once it holds kBatch tokens; ascii_block() may add up to 32 at once
+  // before that check, so the arrays have room for kRoom.
+  static constexpr unsigned kBatch = 128;
+  static constexpr unsigned kRoom = kBatch + 32;
   static constexpr unsigned kCarry = kMaxShingle - 1;
 
   void push(std::uint64_t h) noexcept {
     hashes_[kCarry + nbuf_] = h;
     pending_len_[nbuf_] = 0;
-    if (++nbuf_ == kBatch) flush();
+    if (++nbuf_ >= kBatch) flush();
   }
+  template <bool Copy>
+  unsigned defer_block(const unsigned char* base, std::uint64_t starts, std::uint64_t ends,
+                       unsigned k) noexcept;
   void hash_pending() noexcept;
   void flush() noexcept;
 
@@ -100,9 +108,9 @@ class BasicFeatureSink {
   // of the batches before it. A batch entry whose pending_len_ is not 0 is not hashed yet:
   // it holds the first 8 bytes of an ASCII word of pending_len_ (1..16) bytes, lower-cased,
   // and last8_ the word's last 8 bytes (which, for a shorter word, start before it).
-  std::uint64_t hashes_[kCarry + kBatch] = {};
-  std::uint64_t last8_[kBatch];
-  std::uint8_t pending_len_[kBatch];
+  std::uint64_t hashes_[kCarry + kRoom] = {};
+  std::uint64_t last8_[kRoom];
+  std::uint8_t pending_len_[(kRoom + 63) / 64 * 64] = {};  // read 64 at a time
   std::uint64_t tokens_ = 0;  // tokens of the batches before this one
   unsigned nbuf_ = 0;         // tokens in this batch
   unsigned n_;

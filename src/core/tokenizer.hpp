@@ -30,7 +30,12 @@
 // A Sink may also provide `void ascii_token(const unsigned char* raw, std::size_t len)`:
 // then ASCII words come as `len` (<= kMaxTokenBytes) letters and digits straight out of the
 // input, not yet lower-cased (the token is each byte OR 0x20), so the sink can hash them
-// without a copy. Sinks without it get every token through `token()`, lower-cased.
+// without a copy. Sinks without it get every token through `token()`, lower-cased. A Sink
+// with ascii_token may also provide `void ascii_block(const unsigned char* base,
+// std::uint64_t starts, std::uint64_t ends)`: the ASCII words of a whole 64-byte block of
+// the input at base (all its bytes < 0x80), in one call; bit i of starts / ends is set when
+// a word starts at base + i / ends just before base + i, and the i-th start pairs with the
+// i-th end (every word is whole, 1..63 bytes, inside the block).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -139,7 +144,8 @@ inline constexpr AsciiTable kAscii = make_ascii_table();
 
 // Classifies 64 bytes: bit i of *word is set when p[i] is an ASCII letter or digit, bit i of
 // *high when p[i] >= 0x80 (part of a multi-byte sequence, or invalid). Reads exactly 64 bytes.
-inline void classify64(const unsigned char* p, std::uint64_t* word, std::uint64_t* high) noexcept {
+SIMHASH_ALWAYS_INLINE void classify64(const unsigned char* p, std::uint64_t* word,
+                                      std::uint64_t* high) noexcept {
 #if defined(__SSE2__)
   std::uint64_t w = 0, h = 0;
   for (unsigned k = 0; k < 4; ++k) {
@@ -177,6 +183,15 @@ struct has_ascii_token : std::false_type {};
 template <class Sink>
 struct has_ascii_token<Sink, std::void_t<decltype(std::declval<Sink&>().ascii_token(
                                  std::declval<const unsigned char*>(), std::size_t{}))>>
+    : std::true_type {};
+
+// Whether Sink has the optional ascii_block(base, starts, ends).
+template <class Sink, class = void>
+struct has_ascii_block : std::false_type {};
+template <class Sink>
+struct has_ascii_block<
+    Sink, std::void_t<decltype(std::declval<Sink&>().ascii_block(
+              std::declval<const unsigned char*>(), std::uint64_t{}, std::uint64_t{}))>>
     : std::true_type {};
 
 }  // namespace detail
@@ -364,6 +379,14 @@ class Tokenizer {
       // Runs that start and end in this block pair up in order. Blocks of pure ASCII (most
       // of them, in languages written in Latin script) take the short loop.
       if (high == 0) {
+        if constexpr (detail::has_ascii_block<Sink>::value) {
+          if (end - base >= 64) {  // every run that ends here is whole and inside the block
+            const std::uint64_t paired = paired_starts(starts, ends);
+            if (paired != 0) sink.ascii_block(base, paired, ends);
+            starts &= ~paired;
+            ends = 0;
+          }
+        }
         while (ends != 0) {
           const auto s = static_cast<unsigned>(__builtin_ctzll(starts));
           const auto e = static_cast<unsigned>(__builtin_ctzll(ends));
@@ -392,6 +415,15 @@ class Tokenizer {
       }
     }
     if (open != nullptr) general(open, end, end, sink);  // it may go on in the next chunk
+  }
+
+  // The starts of a block that pair with its ends (all of them but the last start, when
+  // that one is after the last end: its run goes on into the next block).
+  static std::uint64_t paired_starts(std::uint64_t starts, std::uint64_t ends) noexcept {
+    if (starts == 0) return 0;
+    const std::uint64_t last_start = std::uint64_t{1} << (63 - __builtin_clzll(starts));
+    // ends below last_start + 1: there is an end after the last start iff ends >= last_start
+    return ends >= last_start ? starts : starts & ~last_start;
   }
 
   // A run [s, e) found by the scan; e is an ASCII separator or the end of the chunk.

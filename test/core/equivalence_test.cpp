@@ -253,6 +253,59 @@ TEST_P(Equivalence, RandomByteSoup) {
   }
 }
 
+// Long texts in the shapes of real ones (pages of ASCII words, Japanese and Chinese runs,
+// accented Latin, mixed scripts, stray invalid bytes), so that whole 64-byte blocks of each
+// kind take the block paths, next to each other and to the ends of chunks of every size.
+TEST_P(Equivalence, LongTextsOfEveryScript) {
+  const std::vector<std::string> words = {
+      "the",
+      "Quick",
+      "brown",
+      "fox",
+      "a",
+      "I",
+      "extraordinarily",
+      "0x7f",
+      "ABCDEFGHIJKLMNOPQ",
+      "caf\xc3\xa9",
+      "Stra\xc3\x9f\x65",
+      "\xc3\x9c\x62ung",
+      "na\xc3\xafve",
+      "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e",              // 日本語
+      "\xe3\x81\x8c\xe3\x81\x8b\xe3\x83\x97",              // がかプ
+      "\xe4\xb8\xad\xe6\x96\x87\xe3\x80\x82",              // 中文。
+      "\xef\xbc\xa6\xef\xbd\x89\xef\xbd\x8c\xef\xbd\x85",  // Ｆｉｌｅ
+      "\xf0\x9f\x98\x80",
+      "\xcc\x81",
+      "\xff",
+      "\xe4\xb8",
+      "\xc2\xad"};
+  const std::vector<std::string> separators = {" ",          " ", " ", "  ",           "\n", ", ",
+                                               ".\n       ", "-", "(", "\xe3\x80\x81", ""};
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 300; ++round) {
+    // A few words make up most of each text, as in any one language.
+    std::vector<std::string> vocabulary;
+    for (std::size_t n = 1 + rng() % 6; n > 0; --n)
+      vocabulary.push_back(words[rng() % words.size()]);
+    for (std::size_t n = rng() % 20; n > 0; --n) {
+      std::string w;
+      for (std::size_t len = 1 + rng() % (rng() % 4 == 0 ? 140 : 12); len > 0; --len)
+        w += static_cast<char>((rng() % 2 ? 'a' : 'A') + rng() % 26);
+      vocabulary.push_back(w);
+    }
+    std::string text;
+    const std::size_t target = round % 10 == 0 ? 20000 : rng() % 3000;
+    while (text.size() < target) {
+      text += vocabulary[rng() % vocabulary.size()];
+      text += separators[rng() % separators.size()];
+    }
+    const std::size_t max_chunk =
+        std::vector<std::size_t>{7, 63, 64, 65, 200, 1000, 4096}[rng() % 7];
+    check_text(text, rng, max_chunk, 3);
+  }
+}
+
 // Random code points from every range the tokenizer treats differently, valid UTF-8.
 TEST_P(Equivalence, RandomUnicode) {
   struct Range {
