@@ -87,12 +87,22 @@ const char* isa_name(Isa isa) noexcept {
 
 template <Stage S>
 BasicFeatureSink<S>::BasicFeatureSink(int shingle) noexcept
-    : n_(static_cast<unsigned>(shingle)), defer_ascii_(active_isa() == Isa::kAvx512) {}
+    : n_(static_cast<unsigned>(shingle)), defer_ascii_(active_isa() == Isa::kAvx512) {
+  // The hashes before the first token (never read: the first features are not complete).
+  // The rest of the batch is written before it is read.
+  std::memset(hashes_, 0, sizeof(std::uint64_t) * kCarry);
+}
 
 template <Stage S>
 inline void BasicFeatureSink<S>::token(const unsigned char* bytes, std::size_t len) noexcept {
   if constexpr (S == Stage::kTokenize) {
     checksum_ += len;
+    return;
+  }
+  // A character of 3-byte UTF-8 (every CJK unit without a mark) is most tokens of CJK text:
+  // its hash with the length known here, inlined.
+  if (len == 3) {
+    push(xxh3::len1to3<false>(bytes, 3, kSeed));
     return;
   }
   push(detail::token_hash(bytes, len, kSeed));
@@ -295,6 +305,7 @@ void hash_pending_portable(std::uint64_t* hashes, const std::uint64_t* last8,
 // XXH3's constants for short inputs, broadcast to 8 lanes.
 struct ShortHashLanes {
   __m512i flip13, flip48, flip916a, flip916b, prime2, prime3, mx1, mx2, byte, low32, one, bswap;
+  __m512i c28, c29, c32, c35, c64;  // shift counts
 };
 
 SIMHASH_AVX512_LANES ShortHashLanes short_hash_lanes() noexcept {
@@ -313,6 +324,11 @@ SIMHASH_AVX512_LANES ShortHashLanes short_hash_lanes() noexcept {
   k.byte = _mm512_set1_epi64(0xFF);
   k.low32 = _mm512_set1_epi64(0xFFFFFFFF);
   k.one = _mm512_set1_epi64(1);
+  k.c28 = _mm512_set1_epi64(28);
+  k.c29 = _mm512_set1_epi64(29);
+  k.c32 = _mm512_set1_epi64(32);
+  k.c35 = _mm512_set1_epi64(35);
+  k.c64 = _mm512_set1_epi64(64);
   // byte reversal within each 64-bit lane
   k.bswap = _mm512_set_epi8(
       56, 57, 58, 59, 60, 61, 62, 63, 48, 49, 50, 51, 52, 53, 54, 55, 40, 41, 42, 43, 44, 45, 46,
@@ -321,7 +337,14 @@ SIMHASH_AVX512_LANES ShortHashLanes short_hash_lanes() noexcept {
   return k;
 }
 
-// 1..3 bytes: the first, middle and last byte and the length, then XXH64's avalanche.
+// XXH3's three short branches end alike: a mix, a multiply, a shift-xor (plus the length,
+// for 4..8 bytes), a multiply, a shift-xor. So each lane computes only its branch's value up
+// to the first multiply, and the two multiplies and the shifts are done once for all lanes
+// with per-lane constants (the 9..16 branch has a single multiply: its second is by 1, and
+// its last shift by 64 xors in 0).
+//
+// 1..3 bytes: the first, middle and last byte and the length, XXH64's avalanche up to its
+// first multiply (by prime2, then >> 29, prime3, >> 32).
 SIMHASH_AVX512_LANES __m512i short_hash_1to3(const ShortHashLanes& k, __m512i first,
                                              __m512i len) noexcept {
   const __m512i c1 = _mm512_and_si512(first, k.byte);
@@ -332,24 +355,20 @@ SIMHASH_AVX512_LANES __m512i short_hash_1to3(const ShortHashLanes& k, __m512i fi
   __m512i h = _mm512_or_si512(_mm512_or_si512(_mm512_slli_epi64(c1, 16), _mm512_slli_epi64(c2, 24)),
                               _mm512_or_si512(c3, _mm512_slli_epi64(len, 8)));
   h = _mm512_xor_si512(h, k.flip13);
-  h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 33)), k.prime2);
-  h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 29)), k.prime3);
-  return _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
+  return _mm512_xor_si512(h, _mm512_srli_epi64(h, 33));
 }
 
-// 4..8 bytes: first and last 4 bytes, then rrmxmx.
-SIMHASH_AVX512_LANES __m512i short_hash_4to8(const ShortHashLanes& k, __m512i first, __m512i last,
-                                             __m512i len) noexcept {
-  __m512i h = _mm512_xor_si512(
+// 4..8 bytes: first and last 4 bytes, rrmxmx up to its first multiply (by mx2, then
+// ^= (>> 35) + len, mx2, >> 28).
+SIMHASH_AVX512_LANES __m512i short_hash_4to8(const ShortHashLanes& k, __m512i first,
+                                             __m512i last) noexcept {
+  const __m512i h = _mm512_xor_si512(
       _mm512_add_epi64(_mm512_srli_epi64(last, 32), _mm512_slli_epi64(first, 32)), k.flip48);
-  h = _mm512_xor_si512(h, _mm512_xor_si512(_mm512_rol_epi64(h, 49), _mm512_rol_epi64(h, 24)));
-  h = _mm512_mullo_epi64(h, k.mx2);
-  h = _mm512_xor_si512(h, _mm512_add_epi64(_mm512_srli_epi64(h, 35), len));
-  h = _mm512_mullo_epi64(h, k.mx2);
-  return _mm512_xor_si512(h, _mm512_srli_epi64(h, 28));
+  return _mm512_xor_si512(h, _mm512_xor_si512(_mm512_rol_epi64(h, 49), _mm512_rol_epi64(h, 24)));
 }
 
-// 9..16 bytes: first and last 8 bytes, a 64x64->128 multiply folded, XXH3's avalanche.
+// 9..16 bytes: first and last 8 bytes, a 64x64->128 multiply folded, XXH3's avalanche up to
+// its multiply (by mx1, then >> 32).
 SIMHASH_AVX512_LANES __m512i short_hash_9to16(const ShortHashLanes& k, __m512i first,
                                               __m512i last, __m512i len) noexcept {
   const __m512i lo = _mm512_xor_si512(first, k.flip916a);
@@ -367,14 +386,34 @@ SIMHASH_AVX512_LANES __m512i short_hash_9to16(const ShortHashLanes& k, __m512i f
   const __m512i product_hi =
       _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)),
                        _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(cross, 32)));
-  __m512i h = _mm512_add_epi64(_mm512_add_epi64(len, _mm512_shuffle_epi8(lo, k.bswap)),
-                               _mm512_add_epi64(hi, _mm512_xor_si512(product_lo, product_hi)));
-  h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 37)), k.mx1);
-  return _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
+  const __m512i h =
+      _mm512_add_epi64(_mm512_add_epi64(len, _mm512_shuffle_epi8(lo, k.bswap)),
+                       _mm512_add_epi64(hi, _mm512_xor_si512(product_lo, product_hi)));
+  return _mm512_xor_si512(h, _mm512_srli_epi64(h, 37));
 }
 
-// The same for 8 entries at once: all three of XXH3's short branches in every lane, then
-// the right one picked by the length (or the hash already there, for length 0). No branch.
+// The rest of the three branches, for 8 lanes: x from the branch of each lane's length
+// (1..3 where short13, 9..16 where long916, 4..8 elsewhere).
+SIMHASH_AVX512_LANES __m512i short_hash_finish(const ShortHashLanes& k, __m512i x, __m512i len,
+                                               __mmask8 short13, __mmask8 long916) noexcept {
+  const __m512i first_mul =
+      _mm512_mask_blend_epi64(long916, _mm512_mask_blend_epi64(short13, k.mx2, k.prime2), k.mx1);
+  const __m512i second_mul =
+      _mm512_mask_blend_epi64(long916, _mm512_mask_blend_epi64(short13, k.mx2, k.prime3), k.one);
+  const __m512i shift2 =
+      _mm512_mask_blend_epi64(long916, _mm512_mask_blend_epi64(short13, k.c35, k.c29), k.c32);
+  const __m512i shift3 =
+      _mm512_mask_blend_epi64(long916, _mm512_mask_blend_epi64(short13, k.c28, k.c32), k.c64);
+  const __m512i plus_len = _mm512_maskz_mov_epi64(static_cast<__mmask8>(~(short13 | long916)), len);
+  x = _mm512_mullo_epi64(x, first_mul);
+  x = _mm512_xor_si512(x, _mm512_add_epi64(_mm512_srlv_epi64(x, shift2), plus_len));
+  x = _mm512_mullo_epi64(x, second_mul);
+  return _mm512_xor_si512(x, _mm512_srlv_epi64(x, shift3));
+}
+
+// The same for 8 entries at once: each lane's branch of XXH3's short ones picked by its
+// length (or the hash already there, for length 0). No branch but whether any lane has
+// 9..16 bytes.
 __attribute__((target("avx512f,avx512dq,avx512bw"))) void hash_pending_avx512(
     std::uint64_t* hashes, const std::uint64_t* last8, const std::uint8_t* lengths,
     unsigned m) noexcept {
@@ -396,11 +435,13 @@ __attribute__((target("avx512f,avx512dq,avx512bw"))) void hash_pending_avx512(
     const __mmask8 short13 = _mm512_cmple_epu64_mask(len, _mm512_set1_epi64(3));
     const __mmask8 long916 = _mm512_cmpgt_epu64_mask(len, _mm512_set1_epi64(8));
     const __mmask8 hashed = _mm512_cmpeq_epu64_mask(len, _mm512_setzero_si512());
-    __m512i h = _mm512_mask_blend_epi64(short13, short_hash_4to8(k, first, last, len),
+    __m512i x = _mm512_mask_blend_epi64(short13, short_hash_4to8(k, first, last),
                                         short_hash_1to3(k, first, len));
-    h = _mm512_mask_blend_epi64(long916, h, short_hash_9to16(k, first, last, len));
-    h = _mm512_mask_blend_epi64(hashed, h, first);
-    _mm512_mask_storeu_epi64(hashes + i, live, h);
+    if ((long916 & live) != 0) {
+      x = _mm512_mask_blend_epi64(long916, x, short_hash_9to16(k, first, last, len));
+    }
+    x = _mm512_mask_blend_epi64(hashed, short_hash_finish(k, x, len, short13, long916), first);
+    _mm512_mask_storeu_epi64(hashes + i, live, x);
   }
 }
 #undef SIMHASH_AVX512_LANES

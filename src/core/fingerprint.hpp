@@ -108,7 +108,7 @@ class BasicFeatureSink {
   // of the batches before it. A batch entry whose pending_len_ is not 0 is not hashed yet:
   // it holds the first 8 bytes of an ASCII word of pending_len_ (1..16) bytes, lower-cased,
   // and last8_ the word's last 8 bytes (which, for a shorter word, start before it).
-  std::uint64_t hashes_[kCarry + kRoom] = {};
+  std::uint64_t hashes_[kCarry + kRoom];
   std::uint64_t last8_[kRoom];
   std::uint8_t pending_len_[(kRoom + 63) / 64 * 64] = {};  // read 64 at a time
   std::uint64_t tokens_ = 0;  // tokens of the batches before this one
