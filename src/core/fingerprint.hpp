@@ -79,6 +79,8 @@ class BasicFeatureSink {
   void token(const unsigned char* bytes, std::size_t len) noexcept;
   // An ASCII word straight out of the input, not yet lower-cased (see tokenizer.hpp).
   void ascii_token(const unsigned char* raw, std::size_t len) noexcept;
+  // n tokens of 3 bytes, one after the other (see tokenizer.hpp).
+  void unit_tokens(const unsigned char* bytes, std::size_t n) noexcept;
   // The ASCII words of a whole 64-byte block of the input (see tokenizer.hpp).
   void ascii_block(const unsigned char* base, std::uint64_t starts, std::uint64_t ends) noexcept;
   // Counts the last features, and the short feature of a text with fewer than n tokens.
@@ -115,6 +117,7 @@ class BasicFeatureSink {
   unsigned nbuf_ = 0;         // tokens in this batch
   unsigned n_;
   bool defer_ascii_;  // batch short ASCII words (the AVX-512 path)
+  bool vbmi_;         // and AVX-512 VBMI too
   std::uintptr_t input_begin_ = 0, input_end_ = 0;
   std::uint64_t checksum_ = 0;  // stages before kCount
   BitCounter counter_;

@@ -35,7 +35,9 @@
 // std::uint64_t starts, std::uint64_t ends)`: the ASCII words of a whole 64-byte block of
 // the input at base (all its bytes < 0x80), in one call; bit i of starts / ends is set when
 // a word starts at base + i / ends just before base + i, and the i-th start pairs with the
-// i-th end (every word is whole, 1..63 bytes, inside the block).
+// i-th end (every word is whole, 1..63 bytes, inside the block). And a Sink may provide
+// `void unit_tokens(const unsigned char* bytes, std::size_t n)`: n tokens of 3 bytes each,
+// one after the other at bytes (characters of unspaced scripts), in one call.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -182,6 +184,14 @@ template <class Sink, class = void>
 struct has_ascii_token : std::false_type {};
 template <class Sink>
 struct has_ascii_token<Sink, std::void_t<decltype(std::declval<Sink&>().ascii_token(
+                                 std::declval<const unsigned char*>(), std::size_t{}))>>
+    : std::true_type {};
+
+// Whether Sink has the optional unit_tokens(bytes, n).
+template <class Sink, class = void>
+struct has_unit_tokens : std::false_type {};
+template <class Sink>
+struct has_unit_tokens<Sink, std::void_t<decltype(std::declval<Sink&>().unit_tokens(
                                  std::declval<const unsigned char*>(), std::size_t{}))>>
     : std::true_type {};
 
@@ -547,6 +557,10 @@ class Tokenizer {
       if (kind == kOther) break;
       // cur is complete
       if (!bigrams_) {
+        if (kind == kUnit && cur.len == 3) {  // cur is the input's 3 bytes before p
+          p = unit_stretch(p, stop, prev, cur, sink);
+          continue;
+        }
         sink.token(cur.bytes, cur.len);
       } else if (prev.bytes != nullptr) {
         emit_pair(prev, cur, sink);
@@ -579,6 +593,27 @@ class Tokenizer {
       prev_unit_.append(prev.bytes, prev.len, 0);
     }
     return p;
+  }
+
+  // Without bigrams: cur, a simple unit of the input just before p, is complete, and so is
+  // every simple unit after it but the last of the stretch of them that starts at p. They
+  // all go to the sink at once; the last becomes cur (and the one before it prev). Returns
+  // where the stretch ends.
+  const unsigned char* unit_stretch(const unsigned char* p, const unsigned char* stop,
+                                    FastUnit& prev, FastUnit& cur, Sink& sink) noexcept {
+    const unicode::DecomposedUnit* d = nullptr;
+    const unsigned char* q = p + 3;
+    while (stop - q >= 3 && kind3(q, &d) == kUnit) q += 3;
+    const auto n = static_cast<std::size_t>(q - p) / 3;
+    if constexpr (detail::has_unit_tokens<Sink>::value) {
+      sink.unit_tokens(cur.bytes, n);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) sink.token(cur.bytes + 3 * i, 3);
+    }
+    run_units_ += n;
+    prev = FastUnit{q - 6, 3, 0};
+    cur = FastUnit{q - 3, 3, 0};
+    return q;
   }
 
   // Continues a UTF-8 sequence cut by the previous chunk's end.

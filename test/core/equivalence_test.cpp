@@ -306,6 +306,41 @@ TEST_P(Equivalence, LongTextsOfEveryScript) {
   }
 }
 
+// Long runs of CJK characters (the stretches of simple units the unspaced fast path hashes
+// 8 at a time), cut by every kind of neighbour: voiced kana (base + mark), a mark after a
+// unit, ideographic punctuation, ASCII, invalid and truncated sequences; in chunks of
+// every size, so that stretches also end at chunk boundaries and in the middle of a
+// character.
+TEST_P(Equivalence, LongCjkRuns) {
+  const std::vector<std::string> breaks = {"\xe3\x81\x8c",  // が
+                                           "\xe3\x82\x99",  // U+3099 voiced mark
+                                           "\xe3\x80\x81",  // 、
+                                           "\xe3\x80\x80",  // ideographic space
+                                           " ",
+                                           "a1 ",
+                                           "\xff",
+                                           "\xe4\xb8",
+                                           "\xcc\x81",
+                                           "\xc3\xa9",
+                                           "\xf0\x9f\x98\x80",
+                                           "\n   "};
+  std::mt19937_64 rng(12);
+  for (int round = 0; round < 400; ++round) {
+    std::string text;
+    const std::size_t target = round % 20 == 0 ? 30000 : rng() % 2000;
+    while (text.size() < target) {
+      for (std::size_t n = rng() % (rng() % 3 == 0 ? 100 : 12); n > 0; --n) {
+        // Han (simple units) and hiragana without voicing (simple units too)
+        const char32_t cp = rng() % 4 == 0 ? 0x3042 + rng() % 8 : 0x4E00 + rng() % 3000;
+        text += reference::encode(cp);
+      }
+      text += breaks[rng() % breaks.size()];
+    }
+    const std::size_t max_chunk = std::vector<std::size_t>{2, 23, 24, 25, 64, 384, 4096}[rng() % 7];
+    check_text(text, rng, max_chunk, 3);
+  }
+}
+
 // Random code points from every range the tokenizer treats differently, valid UTF-8.
 TEST_P(Equivalence, RandomUnicode) {
   struct Range {
