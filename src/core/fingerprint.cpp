@@ -73,27 +73,6 @@ void limit_isa(Isa max) noexcept {
   g_isa_limit.store(static_cast<int>(max), std::memory_order_relaxed);
 }
 
-namespace {
-// -1: not detected yet (as g_best_isa).
-std::atomic<int> g_vbmi{-1};
-
-// Whether the CPU has AVX-512 VBMI (byte permutes across a whole register), which the
-// AVX-512 path uses where it has it.
-bool cpu_has_vbmi() noexcept {
-  int has = g_vbmi.load(std::memory_order_relaxed);
-  if (has < 0) {
-#if SIMHASH_X86_DISPATCH
-    __builtin_cpu_init();
-    has = __builtin_cpu_supports("avx512vbmi") ? 1 : 0;
-#else
-    has = 0;
-#endif
-    g_vbmi.store(has, std::memory_order_relaxed);
-  }
-  return has == 1;
-}
-}  // namespace
-
 const char* isa_name(Isa isa) noexcept {
   switch (isa) {
     case Isa::kPortable:
@@ -108,9 +87,7 @@ const char* isa_name(Isa isa) noexcept {
 
 template <Stage S>
 BasicFeatureSink<S>::BasicFeatureSink(int shingle) noexcept
-    : n_(static_cast<unsigned>(shingle)),
-      defer_ascii_(active_isa() == Isa::kAvx512),
-      vbmi_(defer_ascii_ && cpu_has_vbmi()) {
+    : n_(static_cast<unsigned>(shingle)), defer_ascii_(active_isa() == Isa::kAvx512) {
   // The hashes before the first token (never read: the first features are not complete).
   // The rest of the batch is written before it is read.
   std::memset(hashes_, 0, sizeof(std::uint64_t) * kCarry);
@@ -149,43 +126,6 @@ inline void BasicFeatureSink<S>::ascii_token(const unsigned char* raw, std::size
   push(detail::token_hash<true>(raw, len, kSeed));
 }
 
-namespace {
-#if SIMHASH_X86_DISPATCH
-#pragma GCC diagnostic push  // see shingle_avx512 (here GCC says -Wuninitialized)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// XXH3 of 8 * groups tokens of 3 bytes, one after the other at bytes, into out: the
-// 1..3-byte branch (len1to3 in token_hash.hpp) in 8 lanes. Reads exactly 24 * groups bytes.
-__attribute__((target("avx512f,avx512dq,avx512bw,avx512vbmi"))) void hash_units3_avx512(
-    const unsigned char* bytes, std::size_t groups, std::uint64_t* out) noexcept {
-  using namespace xxh3;
-  // Lane i gets bytes 3i + 2, (nothing), 3i, 3i + 1 in its low 4 bytes: the 32-bit
-  // (c1 << 16) | (c2 << 24) | c3 of len1to3, to which the length goes in at bits 8..15.
-  alignas(64) static constexpr unsigned char kIndex[64] = {
-      2, 0, 0,  1, 0,  0,  0,  0,  5, 0, 3,  4, 0,  0,  0,  0,  8, 0, 6,  7, 0,  0,
-      0, 0, 11, 0, 9,  10, 0,  0,  0, 0, 14, 0, 12, 13, 0,  0,  0, 0, 17, 0, 15, 16,
-      0, 0, 0,  0, 20, 0,  18, 19, 0, 0, 0,  0, 23, 0,  21, 22, 0, 0, 0,  0};
-  constexpr __mmask64 kTaken = 0x0D0D0D0D0D0D0D0DULL;  // bytes 0, 2 and 3 of each lane
-  const __m512i index = _mm512_load_si512(kIndex);
-  const std::uint64_t bitflip = (secret32(0) ^ secret32(4)) + kSeed;
-  const __m512i flip = _mm512_set1_epi64(static_cast<long long>((3U << 8) ^ bitflip));
-  const __m512i prime2 = _mm512_set1_epi64(static_cast<long long>(kPrime64_2));
-  const __m512i prime3 = _mm512_set1_epi64(static_cast<long long>(kPrime64_3));
-  for (std::size_t g = 0; g < groups; ++g, bytes += 24, out += 8) {
-    const __m512i in = _mm512_maskz_loadu_epi8(0xFFFFFF, bytes);
-    __m512i h = _mm512_xor_si512(_mm512_maskz_permutexvar_epi8(kTaken, index, in), flip);
-    h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 33));  // xxh64_avalanche
-    h = _mm512_mullo_epi64(h, prime2);
-    h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 29));
-    h = _mm512_mullo_epi64(h, prime3);
-    h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
-    _mm512_storeu_si512(out, h);
-  }
-}
-#pragma GCC diagnostic pop
-#endif
-}  // namespace
-
 template <Stage S>
 void BasicFeatureSink<S>::unit_tokens(const unsigned char* bytes, std::size_t n) noexcept {
   if constexpr (S == Stage::kTokenize) {
@@ -195,23 +135,6 @@ void BasicFeatureSink<S>::unit_tokens(const unsigned char* bytes, std::size_t n)
   // The count stays in a register: flushing (when the batch is full) sets nbuf_ to 0.
   unsigned k = nbuf_;
   const unsigned char* const end = bytes + 3 * n;
-#if SIMHASH_X86_DISPATCH
-  if (vbmi_) {
-    while (end - bytes >= 24) {  // whole groups of 8, as many as the batch has room for
-      const std::size_t groups =
-          std::min(static_cast<std::size_t>(end - bytes) / 24, std::size_t{kRoom - k} / 8);
-      hash_units3_avx512(bytes, groups, hashes_ + kCarry + k);
-      std::memset(pending_len_ + k, 0, 8 * groups);
-      k += static_cast<unsigned>(8 * groups);
-      bytes += 24 * groups;
-      if (k >= kBatch) {
-        nbuf_ = k;
-        flush();
-        k = 0;
-      }
-    }
-  }
-#endif
   for (; bytes != end; bytes += 3) {
     hashes_[kCarry + k] = xxh3::len1to3<false>(bytes, 3, kSeed);
     pending_len_[k] = 0;

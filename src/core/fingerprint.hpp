@@ -117,7 +117,6 @@ class BasicFeatureSink {
   unsigned nbuf_ = 0;         // tokens in this batch
   unsigned n_;
   bool defer_ascii_;  // batch short ASCII words (the AVX-512 path)
-  bool vbmi_;         // and AVX-512 VBMI too
   std::uintptr_t input_begin_ = 0, input_end_ = 0;
   std::uint64_t checksum_ = 0;  // stages before kCount
   BitCounter counter_;
