@@ -432,8 +432,8 @@ class Tokenizer {
   static std::uint64_t paired_starts(std::uint64_t starts, std::uint64_t ends) noexcept {
     if (starts == 0) return 0;
     const std::uint64_t last_start = std::uint64_t{1} << (63 - __builtin_clzll(starts));
-    // ends below last_start + 1: there is an end after the last start iff ends >= last_start
-    return ends >= last_start ? starts : starts & ~last_start;
+    // No end is where a start is: some end comes after the last start iff ends > last_start.
+    return ends > last_start ? starts : starts & ~last_start;
   }
 
   // A run [s, e) found by the scan; e is an ASCII separator or the end of the chunk.
