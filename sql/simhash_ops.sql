@@ -57,6 +57,12 @@ SET simhash.similarity_threshold = 0;
 SHOW simhash.similarity_threshold;
 -- At 0 every pair with a defined similarity is similar, and nothing else.
 SELECT 'abcdef' %~ 'uvwxyz' AS zero_similarity, '' %~ 'abcdef' AS empty_text, '' %~ '' AS undefined;
+-- The smallest thresholds the setting takes: no cap on the shingles a row may have (once
+-- an endless loop that no cancel reached).
+SET simhash.similarity_threshold = 1e-300;
+SELECT 'a b c'::text %~ 'a b c' AS tiny_same, repeat('other words ', 500) %~ 'other words here' AS tiny_near;
+SET simhash.similarity_threshold = 1e-307;
+SELECT 'abcdef' %~ 'uvwxyz' AS tiniest_zero, 'abcdef' %~ 'abcdefg' AS tiniest_near;
 SET simhash.similarity_threshold = 1;
 SELECT 'Hello, World!' %~ 'hello world' AS normalized_equal, 'Hello, World!' %~ 'hello world!!' AS also;
 RESET simhash.similarity_threshold;

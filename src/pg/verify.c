@@ -23,6 +23,9 @@
 #include "pg/simhash_pg.h"
 #include "pg/similarity.h"
 
+/* A cap past any text's shingles (a set holds at most 2^26), that counters still accept. */
+#define SIMHASH_NO_SHINGLE_CAP (UINT64CONST(1) << 58)
+
 /* Bytes of a text read at first, and at most at a time from a plain one. */
 #define CANDIDATE_FIRST_READ (64 * 1024)
 #define CANDIDATE_MAX_READ (1024 * 1024)
@@ -43,6 +46,9 @@ simhash_shingle_cap(uint64 na, double t)
 
 	if (na == 0)
 		return 0;
+	/* a tiny t (the setting of %~ goes down to 1e-300): no cap any text can reach */
+	if (!((double) na / t < (double) SIMHASH_NO_SHINGLE_CAP))
+		return SIMHASH_NO_SHINGLE_CAP;
 	m = (uint64) floor((double) na / t);
 	while (m > 0 && (double) na / (double) m < t)
 		m--;
