@@ -262,6 +262,10 @@ SELECT simhash_part_pairs(i, 0, 3, 0, 0) FROM generate_series(1, 2) i;
 SELECT simhash_part_pairs(i, 0, 3, 5, 4) FROM generate_series(1, 2) i;
 -- not a window function: its final step is called once
 SELECT simhash_part_pairs(g, 0, 3, 0, 1) OVER (ORDER BY g) FROM generate_series(1, 3) g;
+-- simhash_part_forest takes its rows as simhash_part_pairs does: the same refusals
+SELECT simhash_part_forest(i, 0, 3, 0, 0) FROM generate_series(1, 2) i;
+SELECT simhash_part_forest(i, 0, 3, 5, 4) FROM generate_series(1, 2) i;
+SELECT simhash_part_forest(g, 0, 3, 0, 1) OVER (ORDER BY g) FROM generate_series(1, 3) g;
 
 -- The table form: on a table Citus does not distribute, the query form's answer; its
 -- columns checked (test/citus/run.sh compares it on a distributed table).
